@@ -1,0 +1,58 @@
+# gpucluster.training: set-up, local lab and tests.  `make help` lists the targets.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+ROOT := $(CURDIR)
+VENV := $(ROOT)/.venv
+export PATH := $(VENV)/bin:$(PATH)
+export CONTAINERS_CONF ?= $(ROOT)/tools/containers.conf
+export ANSIBLE_CONFIG := $(ROOT)/ansible.cfg
+export ANSIBLE_FORCE_COLOR ?= false
+export PY_COLORS ?= 0
+S ?= base
+SCENARIOS := $(sort $(notdir $(patsubst %/molecule.yml,%,$(wildcard molecule/*/molecule.yml))))
+
+.PHONY: help setup lab lab-up lab-down test unit lint sanity units molecule molecule-all clean
+
+help:
+	@echo "make setup       install Debian packages, .venv, node images (idempotent; root)"
+	@echo "make lab         bring up the lab (ctl1 gpu1 gpu2) and run site.yml on it"
+	@echo "make lab-down    remove the lab containers and network"
+	@echo "make test        lint, sanity, unit tests and every Molecule scenario"
+	@echo "make unit | lint | sanity | molecule S=<scenario>"
+
+setup:
+	tools/setup.sh
+
+lab: setup lab-up
+	ansible-playbook site.yml -i inventories/lab
+
+lab-up:
+	tools/lab.sh up
+
+lab-down:
+	tools/lab.sh down
+
+test: setup lint sanity units molecule-all
+	@echo "make test: all checks passed"
+
+unit: setup
+	PYTHONPATH=$(ROOT)/.tmp/collections python -m pytest tests/unit -q -p no:cacheprovider
+
+lint: setup
+	yamllint -s .
+	ansible-lint --offline --profile production
+
+sanity: setup
+	tools/ansible-test.sh sanity
+
+units: setup
+	tools/ansible-test.sh units
+
+molecule: setup
+	molecule test -s $(S)
+
+molecule-all: setup
+	@for s in $(SCENARIOS); do echo "== molecule test -s $$s"; molecule test -s $$s || exit 1; done
+
+clean: lab-down
+	rm -rf .tmp tests/output
