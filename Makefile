@@ -49,10 +49,10 @@ units: setup
 	tools/ansible-test.sh units
 
 molecule: setup
-	molecule test -s $(S)
+	tools/molecule.sh $(S)
 
 molecule-all: setup
-	@for s in $(SCENARIOS); do echo "== molecule test -s $$s"; molecule test -s $$s || exit 1; done
+	@for s in $(SCENARIOS); do echo "== molecule test -s $$s"; tools/molecule.sh $$s || exit 1; done
 
 clean: lab-down
 	rm -rf .tmp tests/output

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# molecule wrapper: creates the per-host apt archive folders a scenario's platforms mount
+# (podman refuses a missing bind-mount source), then runs molecule.
+# Usage: tools/molecule.sh <scenario> [molecule command, default: test]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scenario=${1:?usage: tools/molecule.sh <scenario> [command]}; shift
+cmd=${1:-test}; shift || true
+.venv/bin/python - "$scenario" <<'PY'
+import os, sys, yaml
+cfg = yaml.safe_load(open(f"molecule/{sys.argv[1]}/molecule.yml"))
+for p in cfg.get("platforms", []):
+    os.makedirs(f".tmp/apt-archives/{p['name']}/partial", exist_ok=True)
+PY
+exec molecule "$cmd" -s "$scenario" "$@"
