@@ -11,14 +11,14 @@ export PY_COLORS ?= 0
 S ?= base
 SCENARIOS := $(sort $(notdir $(patsubst %/molecule.yml,%,$(wildcard molecule/*/molecule.yml))))
 
-.PHONY: help setup lab lab-up lab-down test unit lint sanity units molecule molecule-all clean
+.PHONY: help setup lab lab-up lab-down test unit lint sanity units harness molecule molecule-all clean
 
 help:
 	@echo "make setup       install Debian packages, .venv, node images (idempotent; root)"
 	@echo "make lab         bring up the lab (ctl1 gpu1 gpu2) and run site.yml on it"
 	@echo "make lab-down    remove the lab containers and network"
 	@echo "make test        lint, sanity, unit tests and every Molecule scenario"
-	@echo "make unit | lint | sanity | molecule S=<scenario>"
+	@echo "make unit | units | lint | sanity | harness | molecule S=<scenario>"
 
 setup:
 	tools/setup.sh
@@ -32,11 +32,14 @@ lab-up:
 lab-down:
 	tools/lab.sh down
 
-test: setup lint sanity units molecule-all
+test: setup lint sanity units harness molecule-all
 	@echo "make test: all checks passed"
 
 unit: setup
 	PYTHONPATH=$(ROOT)/.tmp/collections python -m pytest tests/unit -q -p no:cacheprovider
+
+harness: setup
+	python -m pytest tests/harness -q -p no:cacheprovider
 
 lint: setup
 	yamllint -s .

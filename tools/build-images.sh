@@ -9,6 +9,10 @@ cd "$(dirname "$0")/.."
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$PWD/tools/containers.conf}
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 RELEASES=${RELEASES:-bookworm trixie}
+# shellcheck source=tools/podman-check.sh
+source tools/podman-check.sh
+podman_check build-images || exit 1
+command -v debootstrap >/dev/null || { echo "build-images: debootstrap is not installed: run 'make setup' as root" >&2; exit 1; }
 recipe=$(sha256sum tools/Containerfile.node | cut -c1-16)
 
 for rel in $RELEASES; do

@@ -10,11 +10,13 @@ IMAGE=${LAB_IMAGE:-localhost/gpucluster-node:bookworm}
 # name:address pairs; keep in step with inventories/lab/hosts.yml (tools/lab.sh checks).
 NODES=(ctl1:10.89.50.10 gpu1:10.89.50.11 gpu2:10.89.50.12)
 
+# shellcheck source=tools/podman-check.sh
+source tools/podman-check.sh
+
 die() { echo "lab: $*" >&2; exit 1; }
 
 preflight() {
-  command -v podman >/dev/null || die "podman is not installed: run 'make setup' as root first"
-  podman info >/dev/null 2>&1 || die "podman cannot run here ($(podman info 2>&1 | grep -m1 -i error || echo 'podman info failed')): run 'make setup' as root"
+  podman_check lab || exit 1
   podman image exists "$IMAGE" || die "node image $IMAGE is missing: run 'make setup' (tools/build-images.sh)"
   for n in "${NODES[@]}"; do
     grep -q "gpucluster_address: ${n#*:}\$" "inventories/lab/host_vars/${n%%:*}.yml" 2>/dev/null \

@@ -1,0 +1,29 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""site.yml on broken inventories fails in preflight, naming the host, before any change.
+
+The hosts use the local connection and the run is in check mode, so even a preflight that
+let a bad inventory through could not change this machine."""
+import re
+
+import pytest
+
+CASES = [
+    ("missing-address", "host gpu2 in group cluster has no gpucluster_address"),
+    ("duplicate-name", "hostname gpu1 is used by more than one host: gpu1, gpu1.example.org"),
+    ("duplicate-address", "address 192.0.2.11 is given to more than one host: gpu1, gpu2"),
+]
+
+
+@pytest.mark.parametrize("inventory, message", CASES)
+def test_broken_inventory_fails_in_preflight(run_playbook, inventory, message):
+    result = run_playbook("site.yml", "-i", f"tests/harness/inventories/{inventory}/hosts.yml", "--check")
+    out = result.stdout + result.stderr
+    assert result.returncode != 0, out
+    assert message in re.sub(r"\s+", " ", out), out
+    # nothing ran past preflight: no task reported a change on any host
+    recap = out.split("PLAY RECAP")[-1]
+    changed = [int(n) for n in re.findall(r"changed=(\d+)", recap)]
+    assert changed and all(n == 0 for n in changed), recap
+    assert "Install the packages every node needs" not in out
