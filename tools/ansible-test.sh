@@ -10,7 +10,12 @@ tree=$(mktemp -d /var/tmp/gpucluster-ansible-test.XXXXXX)
 trap 'rm -rf "$tree"' EXIT
 dest=$tree/ansible_collections/gpucluster/training
 mkdir -p "$dest"
-git ls-files -z --cached --others --exclude-standard | tar --null --ignore-failed-read -T - -cf - | tar -xf - -C "$dest"
+if [[ -n "${GPUCLUSTER_INDEX_ONLY:-}" ]]; then
+  # only what is staged in git (what the next commit will hold)
+  git checkout-index -a --prefix="$dest/"
+else
+  git ls-files -z --cached --others --exclude-standard | tar --null --ignore-failed-read -T - -cf - | tar -xf - -C "$dest"
+fi
 cd "$dest"
 log=$tree/ansible-test.log
 set +e

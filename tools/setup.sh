@@ -9,7 +9,7 @@ ROOT=$PWD
 say() { printf '\n== %s\n' "$*"; }
 
 need_pkgs=(podman runc uidmap debootstrap python3-venv slirp4netns fuse-overlayfs
-           containernetworking-plugins make git)
+           containernetworking-plugins make git shellcheck)
 missing=()
 for p in "${need_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,0 +1,170 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Unit tests of the perftest bandwidth parser, over the real fixtures (tests/fixtures/SOURCES.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ansible_collections.gpucluster.training.plugins.module_utils._perftest import (
+    MB_PER_SEC_IN_GBPS,
+    PerftestParseError,
+    parse_perftest_bw,
+)
+
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "perftest"
+ROCM = "ib_write_bw_bidir_report_gbits_a_RoCE_use_rocm_rocmdocs.txt"
+POST_LIST = "ib_write_bw_post_list_duration_report_gbits_RoCE_perftest273.txt"
+FIXTURE_NAMES = [ROCM, POST_LIST]
+
+
+def _read(name):
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+CASES = [
+    (ROCM, {
+        "test": "RDMA_Write Bidirectional BW Test", "operation": "write", "bidirectional": True,
+        "device": "<RDMA-NIC-2>", "link_type": "Ethernet", "transport_type": "IB",
+        "connection_type": "RC", "gid_index": 3, "mtu_bytes": 4096, "qps": 1, "unit": "Gb/sec",
+        "complete": True, "bw_peak_max_gbps": 204.59, "bw_average_max_gbps": 204.59,
+    }, 23,
+        {"bytes": 2, "iterations": 5000, "bw_peak": 0.142947, "bw_average": 0.012281,
+         "msg_rate_mpps": 0.767588, "bw_peak_gbps": 0.142947, "bw_average_gbps": 0.012281},
+        {"bytes": 8388608, "iterations": 5000, "bw_peak": 204.59, "bw_average": 204.59,
+         "msg_rate_mpps": 0.003049, "bw_peak_gbps": 204.59, "bw_average_gbps": 204.59}),
+    (POST_LIST, {
+        "test": "RDMA_Write Post List BW Test", "operation": "write", "bidirectional": False,
+        "device": "ib0", "link_type": "Ethernet", "transport_type": "IB",
+        "connection_type": "RC", "gid_index": 2, "mtu_bytes": 4096, "qps": 1, "unit": "Gb/sec",
+        "complete": True, "bw_peak_max_gbps": 0.0, "bw_average_max_gbps": 0.48,
+    }, 1,
+        {"bytes": 8, "iterations": 224958464, "bw_peak": 0.0, "bw_average": 0.48,
+         "msg_rate_mpps": 7.498617, "bw_peak_gbps": 0.0, "bw_average_gbps": 0.48},
+        None),
+]
+
+
+@pytest.mark.parametrize("name, expected, n_rows, first, last", CASES,
+                         ids=[Path(c[0]).stem for c in CASES])
+def test_fixture(name, expected, n_rows, first, last):
+    result = parse_perftest_bw(_read(name))
+    rows = result.pop("rows")
+    assert result == expected
+    assert len(rows) == n_rows
+    assert rows[0] == first
+    assert rows[-1] == (last or first)
+
+
+def test_row_at_64k_of_the_rocm_run():
+    rows = parse_perftest_bw(_read(ROCM))["rows"]
+    row = next(r for r in rows if r["bytes"] == 65536)
+    assert (row["bw_peak"], row["bw_average"], row["msg_rate_mpps"]) == (204.12, 203.85, 0.388818)
+
+
+def test_megabytes_are_converted_with_perftest_factor():
+    # synthetic: the real ROCm table printed in perftest's default MB/sec unit (header swapped)
+    text = _read(ROCM).replace("[Gb/sec]", "[MB/sec]")
+    result = parse_perftest_bw(text)
+    assert result["unit"] == "MB/sec"
+    last = result["rows"][-1]
+    assert last["bw_average"] == 204.59
+    assert last["bw_average_gbps"] == round(204.59 * 1048576 * 8 / 1e9, 6)
+    assert MB_PER_SEC_IN_GBPS == pytest.approx(0.008388608)
+
+
+def test_interleaved_cpu_frequency_warning_is_skipped():
+    # synthetic: perftest's CPU frequency warning placed between two real rows
+    text = _read(ROCM).replace(
+        "4          5000",
+        "Conflicting CPU frequency values detected: 1500.000000 != 3300.016000. "
+        "CPU Frequency is not max.\n4          5000")
+    assert len(parse_perftest_bw(text)["rows"]) == 23
+
+
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+def test_crlf_gives_the_same_result(name):
+    text = _read(name)
+    assert parse_perftest_bw(text.replace("\n", "\r\n")) == parse_perftest_bw(text)
+
+
+def test_table_without_closing_line_is_incomplete():
+    text = _read(ROCM)
+    cut = text[: text.rindex("-----")].rstrip("-\n")  # synthetic: the closing dashes lost
+    result = parse_perftest_bw(cut)
+    assert result["complete"] is False
+    assert len(result["rows"]) == 23
+
+
+def test_header_without_rows():
+    text = _read(ROCM)
+    with pytest.raises(PerftestParseError, match="no result row"):
+        parse_perftest_bw(text[: text.index("2          5000")])
+
+
+def test_two_tables_are_refused():
+    text = _read(POST_LIST)
+    with pytest.raises(PerftestParseError, match="one run at a time"):
+        parse_perftest_bw(text + text)
+
+
+@pytest.mark.parametrize("text", ["", "ib_write_bw: command not found\n",
+                                  "#bytes #iterations t_min[usec] t_max[usec]\n2 1000 1.0 2.0\n"])
+def test_not_a_bandwidth_table(text):
+    with pytest.raises(PerftestParseError):
+        parse_perftest_bw(text)
+
+
+@pytest.mark.parametrize("value", [None, 1.5, b"x"])
+def test_not_a_string(value):
+    with pytest.raises(PerftestParseError):
+        parse_perftest_bw(value)
+
+
+def _check(text):
+    try:
+        result = parse_perftest_bw(text)
+    except PerftestParseError:
+        return
+    assert isinstance(result, dict)
+    assert result["rows"]
+
+
+_SETTINGS = settings(max_examples=150, deadline=None,
+                     suppress_health_check=[HealthCheck.too_slow])
+
+
+@_SETTINGS
+@given(data=st.data())
+def test_property_truncated_fixture(data):
+    """synthetic: any real fixture cut at any character"""
+    text = _read(data.draw(st.sampled_from(FIXTURE_NAMES)))
+    cut = data.draw(st.integers(min_value=0, max_value=len(text)))
+    _check(text[:cut])
+    _check(text[cut:])
+
+
+@_SETTINGS
+@given(data=st.data())
+def test_property_garbled_fixture(data):
+    """synthetic: characters of a real fixture replaced, CRLF'd at random"""
+    chars = list(_read(data.draw(st.sampled_from(FIXTURE_NAMES))))
+    for _step in range(data.draw(st.integers(min_value=1, max_value=30))):
+        position = data.draw(st.integers(min_value=0, max_value=len(chars) - 1))
+        chars[position] = data.draw(st.sampled_from(list("0123456789.-#[] \t\r\nnaif")))
+    garbled = "".join(chars)
+    if data.draw(st.booleans()):
+        garbled = garbled.replace("\n", "\r\n")
+    _check(garbled)
+
+
+@_SETTINGS
+@given(st.text())
+def test_property_arbitrary_text(text):
+    """synthetic: any string at all"""
+    _check(text)
