@@ -4,7 +4,6 @@
 # pip bootstrap, and the node images. Safe to run again: each step skips what is done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$PWD
 
 say() { printf '\n== %s\n' "$*"; }
 
