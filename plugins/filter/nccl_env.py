@@ -1,0 +1,25 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Jinja face of module_utils/_nccl_env.py (documentation: nccl_env.yml)."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import NcclEnvError, derive_nccl_env
+
+
+def nccl_env(rdma, gpus=None, network=None, policy=None):
+    """Derive NCCL/RCCL settings from the gpucluster_rdma fact."""
+    try:
+        return derive_nccl_env(rdma, gpus=gpus, network=network, policy=policy)
+    except NcclEnvError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+class FilterModule(object):
+    """NCCL environment filter."""
+
+    def filters(self):
+        return {"nccl_env": nccl_env}

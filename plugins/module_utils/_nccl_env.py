@@ -1,0 +1,344 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Derive the NCCL / RCCL network environment of a node from its hardware facts.
+
+PRIVATE to the collection: the interface may change without notice. Pure functions, no I/O.
+
+``derive_nccl_env(rdma, gpus=None, network=None, policy=None)`` returns::
+
+    {env: {NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_SOCKET_IFNAME, NCCL_IB_DISABLE,
+           NCCL_NET_GDR_LEVEL}, reasons: {<same keys>: text}, hcas: [{device, port, ...}]}
+
+``env`` only holds the variables that were decided; ``reasons`` explains every variable,
+including the ones left unset.  RCCL reads the same ``NCCL_*`` variables.
+
+Inputs: ``rdma`` is the ``gpucluster_rdma`` fact (``rdma_info``), ``gpus`` the
+``gpucluster_gpus`` fact (``gpu_info``), ``network`` the host's Ansible facts (uses
+``default_ipv4.interface``), ``policy`` a dict of:
+
+* ``allow`` / ``deny``: lists of device names or ``device:port`` (shell wildcards allowed);
+* ``link_layer``: ``InfiniBand`` or ``Ethernet`` to force the fabric;
+* ``gid_index``: the GID index to use when ports disagree (RoCE);
+* ``socket_ifname``: the bootstrap interface;
+* ``socket_fallback``: true to return ``NCCL_IB_DISABLE=1`` instead of failing when no RDMA
+  port is usable;
+* ``peer_memory``: true/false to override detection; ``gdr_level`` (default ``PHB``).
+
+Selection of ``NCCL_IB_HCA``: active ports (state ACTIVE, physical state LinkUp when known)
+allowed by the policy -> the dominant link layer (most ports; ties go to the higher total
+rate, then InfiniBand) -> the highest rate -> one subnet (InfiniBand: the SM LID shared by the
+most ports; RoCE: the GID prefix of the port's RoCE v2 GID, and the VLAN of its netdev) ->
+ordered by GPU NUMA affinity (ports on the NUMA node of GPU 0 first, ...) when GPU facts know
+NUMA nodes, else in natural name order.  The value is written ``=dev:port,...``: the leading
+``=`` makes NCCL match names exactly (``mlx5_1`` would otherwise also select ``mlx5_10``).
+
+Errors (``NcclEnvError``): no usable port ("no active RDMA port", listing what was found);
+RoCE ports whose RoCE v2 IPv4 GID index differs and no ``policy.gid_index``; a RoCE port whose
+known GID table has no RoCE v2 IPv4-mapped entry on its netdev.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+
+
+class NcclEnvError(ValueError):
+    """Facts or policy from which no consistent NCCL environment can be derived."""
+
+
+_KNOWN_POLICY = ("allow", "deny", "link_layer", "gid_index", "socket_ifname", "socket_fallback", "peer_memory", "gdr_level")
+
+
+def _natural_key(name):
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(name))]
+
+
+def _describe(dev, port):
+    return "%s:%s %s/%s %s %s Gb/s" % (dev.get("name"), port.get("port"), port.get("state"), port.get("phys_state"),
+                                       port.get("link_layer"), port.get("rate_gbps"))
+
+
+def _matches(patterns, dev, port):
+    for pattern in patterns:
+        if fnmatch.fnmatchcase(dev["name"], str(pattern)) or fnmatch.fnmatchcase("%s:%s" % (dev["name"], port["port"]), str(pattern)):
+            return True
+    return False
+
+
+def _check_inputs(rdma, gpus, network, policy):
+    if not isinstance(rdma, dict) or not isinstance(rdma.get("devices"), list):
+        raise NcclEnvError("nccl_env: the input must be the gpucluster_rdma fact (a dict with a 'devices' list)")
+    for dev in rdma["devices"]:
+        if not isinstance(dev, dict) or not isinstance(dev.get("name"), str) or not isinstance(dev.get("ports"), list):
+            raise NcclEnvError("nccl_env: every RDMA device needs a 'name' and a 'ports' list")
+        if not _opt(dev.get("netdev"), str) or not _opt(dev.get("numa_node"), int):
+            raise NcclEnvError("nccl_env: device %s: 'netdev' must be text and 'numa_node' an integer (or null)" % dev["name"])
+        for port in dev["ports"]:
+            if not isinstance(port, dict) or not isinstance(port.get("port"), int) or not isinstance(port.get("state"), str) \
+                    or port.get("link_layer") not in ("InfiniBand", "Ethernet"):
+                raise NcclEnvError("nccl_env: every port of %s needs an integer 'port', a 'state' and a 'link_layer' "
+                                   "(InfiniBand or Ethernet)" % dev["name"])
+            if not _opt(port.get("rate_gbps"), (int, float)) or not _opt(port.get("sm_lid"), int) or not _opt(port.get("phys_state"), str):
+                raise NcclEnvError("nccl_env: port %s:%s: rate_gbps must be a number, sm_lid an integer" % (dev["name"], port["port"]))
+            gids = port.get("gids")
+            if gids is not None and (not isinstance(gids, list) or not all(_valid_gid(gid) for gid in gids)):
+                raise NcclEnvError("nccl_env: port %s:%s: gids must be a list of {index, gid, type, netdev, ipv4}" % (dev["name"], port["port"]))
+    for name, value in (("gpus", gpus), ("network", network), ("policy", policy)):
+        if value is not None and not isinstance(value, dict):
+            raise NcclEnvError("nccl_env: %s must be a dict" % name)
+    for key in (policy or {}):
+        if key not in _KNOWN_POLICY:
+            raise NcclEnvError("nccl_env: unknown policy key %r (known: %s)" % (key, ", ".join(_KNOWN_POLICY)))
+    policy = policy or {}
+    for key in ("allow", "deny"):
+        if not _opt(policy.get(key), list):
+            raise NcclEnvError("nccl_env: policy %s must be a list of device or device:port patterns" % key)
+    for key in ("link_layer", "socket_ifname", "gdr_level"):
+        if not _opt(policy.get(key), str):
+            raise NcclEnvError("nccl_env: policy %s must be text" % key)
+    if gpus is not None and not _opt(gpus.get("devices"), list):
+        raise NcclEnvError("nccl_env: gpus must be the gpucluster_gpus fact (with a 'devices' list)")
+    default = (network or {}).get("default_ipv4")
+    if default is not None and (not isinstance(default, dict) or not _opt(default.get("interface"), str)):
+        raise NcclEnvError("nccl_env: network default_ipv4 must be a dict with an 'interface'")
+    if not _opt(rdma.get("peer_memory"), list):
+        raise NcclEnvError("nccl_env: rdma peer_memory must be a list of module names (or null)")
+
+
+def _opt(value, kind):
+    """True when value is None or of the kind (booleans are not numbers)."""
+    if value is None:
+        return True
+    if isinstance(value, bool) and kind is not bool:
+        return False
+    return isinstance(value, kind)
+
+
+def _valid_gid(gid):
+    return (isinstance(gid, dict) and isinstance(gid.get("index"), int) and not isinstance(gid.get("index"), bool)
+            and isinstance(gid.get("gid"), str) and _opt(gid.get("type"), str) and _opt(gid.get("netdev"), str)
+            and _opt(gid.get("ipv4"), str))
+
+
+def _roce_gids(dev, port):
+    """RoCE v2 GIDs with an IPv4-mapped address on the port's netdev; None if the table is unknown."""
+    gids = port.get("gids")
+    if gids is None:
+        return None
+    netdev = dev.get("netdev")
+    found = []
+    for gid in gids:
+        if gid.get("type") == "RoCEv2" and gid.get("ipv4") and (netdev is None or gid.get("netdev") in (None, netdev)):
+            found.append(gid)
+    return found
+
+
+def _vlan(netdev):
+    match = re.match(r"^.+\.(\d+)$", netdev or "")
+    return int(match.group(1)) if match else None
+
+
+def _gid_prefix(gid):
+    return ":".join(gid.split(":")[:4])
+
+
+def _numa_order(gpus):
+    order = []
+    for dev in (gpus or {}).get("devices") or []:
+        if isinstance(dev, dict) and dev.get("counted", True) and isinstance(dev.get("numa_node"), int):
+            if dev["numa_node"] not in order:
+                order.append(dev["numa_node"])
+    return order
+
+
+def _select_link_layer(candidates, policy, reasons):
+    forced = policy.get("link_layer")
+    if forced:
+        if forced not in ("InfiniBand", "Ethernet"):
+            raise NcclEnvError("nccl_env: policy link_layer must be InfiniBand or Ethernet, not %r" % forced)
+        chosen = [c for c in candidates if c[1]["link_layer"] == forced]
+        if not chosen:
+            raise NcclEnvError("nccl_env: policy link_layer %s but no active port has it (active: %s)"
+                               % (forced, ", ".join(_describe(d, p) for d, p in candidates)))
+        return forced, chosen, "link layer %s set by policy" % forced
+    groups = {}
+    for dev, port in candidates:
+        groups.setdefault(port["link_layer"], []).append((dev, port))
+    ranked = sorted(groups.items(), key=lambda item: (-len(item[1]), -sum(pair[1].get("rate_gbps") or 0 for pair in item[1]),
+                                                      0 if item[0] == "InfiniBand" else 1))
+    layer, chosen = ranked[0]
+    text = "dominant link layer %s (%d active port(s)" % (layer, len(chosen))
+    if len(ranked) > 1:
+        text += "; left out %s" % ", ".join("%d %s" % (len(ports), name) for name, ports in ranked[1:])
+    return layer, chosen, text + ")"
+
+
+def derive_nccl_env(rdma, gpus=None, network=None, policy=None):
+    """Derive NCCL/RCCL settings; see the module docstring."""
+    _check_inputs(rdma, gpus, network, policy)
+    policy = policy or {}
+    env = {}
+    reasons = {}
+    found = [(dev, port) for dev in rdma["devices"] for port in dev["ports"]]
+    allow = policy.get("allow") or []
+    deny = policy.get("deny") or []
+    candidates = []
+    for dev, port in found:
+        if port.get("state") != "ACTIVE" or port.get("phys_state") not in (None, "LinkUp"):
+            continue
+        if allow and not _matches(allow, dev, port):
+            continue
+        if deny and _matches(deny, dev, port):
+            continue
+        candidates.append((dev, port))
+    socket_ifname = _socket_ifname(rdma, network, policy, reasons)
+    if socket_ifname:
+        env["NCCL_SOCKET_IFNAME"] = "=" + socket_ifname
+    if not candidates:
+        listing = ", ".join(_describe(d, p) for d, p in found) or "no RDMA device at all"
+        if policy.get("socket_fallback"):
+            env["NCCL_IB_DISABLE"] = "1"
+            reasons["NCCL_IB_DISABLE"] = "no active RDMA port (found: %s); policy socket_fallback: NCCL uses TCP sockets" % listing
+            reasons["NCCL_IB_HCA"] = "unset: no active RDMA port"
+            reasons["NCCL_IB_GID_INDEX"] = "unset: no active RDMA port"
+            reasons["NCCL_NET_GDR_LEVEL"] = "unset: no RDMA"
+            return {"env": env, "reasons": reasons, "hcas": []}
+        raise NcclEnvError("nccl_env: no active RDMA port (found: %s)%s" % (
+            listing, "; allow/deny policy applied" if (allow or deny) else ""))
+    layer, chosen, layer_text = _select_link_layer(candidates, policy, reasons)
+    top_rate = max(pair[1].get("rate_gbps") or 0 for pair in chosen)
+    slower = [c for c in chosen if (c[1].get("rate_gbps") or 0) != top_rate]
+    chosen = [c for c in chosen if (c[1].get("rate_gbps") or 0) == top_rate]
+    text = "%s; highest rate %s Gb/s" % (layer_text, top_rate)
+    if slower:
+        text += " (left out slower: %s)" % ", ".join("%s:%s" % (d["name"], p["port"]) for d, p in slower)
+    chosen, subnet_text = _one_subnet(layer, chosen)
+    text += "; " + subnet_text
+    numa_order = _numa_order(gpus)
+
+    def order_key(item):
+        dev, port = item
+        numa = dev.get("numa_node")
+        rank = numa_order.index(numa) if numa in numa_order else len(numa_order)
+        return (rank, _natural_key(dev["name"]), port["port"])
+
+    chosen.sort(key=order_key)
+    if numa_order:
+        text += "; ordered by GPU NUMA affinity (GPU NUMA nodes in order: %s)" % ", ".join(str(n) for n in numa_order)
+    else:
+        text += "; in name order (no GPU NUMA facts)"
+    if allow or deny:
+        text += "; allow/deny policy applied"
+    env["NCCL_IB_HCA"] = "=" + ",".join("%s:%s" % (d["name"], p["port"]) for d, p in chosen)
+    reasons["NCCL_IB_HCA"] = text + "; '=' makes NCCL match the names exactly"
+    env["NCCL_IB_DISABLE"] = "0"
+    reasons["NCCL_IB_DISABLE"] = "%d RDMA port(s) selected" % len(chosen)
+    if layer == "Ethernet":
+        _gid_index(chosen, policy, env, reasons)
+    else:
+        reasons["NCCL_IB_GID_INDEX"] = "unset: InfiniBand ports address by LID, no GID index needed"
+    _gdr(rdma, gpus, policy, env, reasons)
+    hcas = [{"device": d["name"], "port": p["port"], "link_layer": p["link_layer"], "rate_gbps": p.get("rate_gbps"),
+             "numa_node": d.get("numa_node"), "netdev": d.get("netdev")} for d, p in chosen]
+    return {"env": env, "reasons": reasons, "hcas": hcas}
+
+
+def _one_subnet(layer, chosen):
+    groups = {}
+    for dev, port in chosen:
+        if layer == "InfiniBand":
+            key = ("sm_lid", port.get("sm_lid"))
+        else:
+            gids = _roce_gids(dev, port)
+            prefix = _gid_prefix(gids[0]["gid"]) if gids else None
+            key = ("gid_prefix/vlan", (prefix, _vlan(dev.get("netdev"))))
+        groups.setdefault(key, []).append((dev, port))
+    ranked = sorted(groups.items(), key=lambda item: (-len(item[1]), str(item[0])))
+    key, best = ranked[0]
+    if layer == "InfiniBand":
+        text = "one subnet: SM LID %s" % key[1]
+    else:
+        text = "one subnet: GID prefix %s, VLAN %s" % (key[1][0] or "unknown", key[1][1] if key[1][1] is not None else "none")
+    if len(ranked) > 1:
+        text += " (left out other subnets: %s)" % ", ".join("%s:%s" % (d["name"], p["port"]) for _key, ports in ranked[1:] for d, p in ports)
+    return list(best), text
+
+
+def _gid_index(chosen, policy, env, reasons):
+    indexes = {}
+    unknown = []
+    for dev, port in chosen:
+        gids = _roce_gids(dev, port)
+        if gids is None:
+            unknown.append("%s:%s" % (dev["name"], port["port"]))
+            continue
+        if not gids:
+            listing = ", ".join("%s %s %s" % (g.get("index"), g.get("type"), g.get("ipv4") or g.get("gid")) for g in port.get("gids") or []) or "no entry"
+            raise NcclEnvError("nccl_env: RoCE port %s:%s has no RoCE v2 GID with an IPv4-mapped address on netdev %s (its GID table: %s); "
+                               "configure an IPv4 address on that interface" % (dev["name"], port["port"], dev.get("netdev"), listing))
+        indexes["%s:%s" % (dev["name"], port["port"])] = gids[0]["index"]
+    forced = policy.get("gid_index")
+    if forced is not None:
+        if not isinstance(forced, int) or isinstance(forced, bool) or forced < 0:
+            raise NcclEnvError("nccl_env: policy gid_index must be a non-negative integer, not %r" % (forced,))
+        env["NCCL_IB_GID_INDEX"] = str(forced)
+        reasons["NCCL_IB_GID_INDEX"] = "GID index %d set by policy (table shows: %s)" % (
+            forced, ", ".join("%s=%s" % item for item in sorted(indexes.items())) or "unknown")
+        return
+    if unknown:
+        reasons["NCCL_IB_GID_INDEX"] = ("unset: the GID table of %s is not known (facts from ibstat?); NCCL then picks a RoCE v2 GID itself "
+                                        "(NCCL >= 2.21) or set policy gid_index" % ", ".join(unknown))
+        return
+    values = sorted(set(indexes.values()))
+    if len(values) > 1:
+        raise NcclEnvError("nccl_env: the RoCE v2 IPv4 GID index differs between ports (%s) and NCCL_IB_GID_INDEX takes one value; "
+                           "set policy gid_index" % ", ".join("%s=%s" % item for item in sorted(indexes.items())))
+    env["NCCL_IB_GID_INDEX"] = str(values[0])
+    reasons["NCCL_IB_GID_INDEX"] = "index %d is the RoCE v2 GID with an IPv4-mapped address on %s" % (
+        values[0], ", ".join(sorted(indexes, key=_natural_key)))
+
+
+def _socket_ifname(rdma, network, policy, reasons):
+    if policy.get("socket_ifname"):
+        reasons["NCCL_SOCKET_IFNAME"] = "interface %s set by policy" % policy["socket_ifname"]
+        return str(policy["socket_ifname"])
+    rdma_netdevs = set(d.get("netdev") for d in rdma["devices"] if d.get("netdev"))
+    for dev in rdma["devices"]:
+        for port in dev["ports"]:
+            for gid in port.get("gids") or []:
+                if gid.get("netdev"):
+                    rdma_netdevs.add(gid["netdev"])
+    default = ((network or {}).get("default_ipv4") or {}).get("interface")
+    if not default:
+        reasons["NCCL_SOCKET_IFNAME"] = "unset: no network facts with a default-route interface were given"
+        return None
+    if default in rdma_netdevs:
+        reasons["NCCL_SOCKET_IFNAME"] = ("unset: the default-route interface %s is an RDMA netdev; set policy socket_ifname "
+                                         "to the management interface" % default)
+        return None
+    reasons["NCCL_SOCKET_IFNAME"] = "default-route interface %s (not an RDMA netdev); '=' makes NCCL match it exactly" % default
+    return default
+
+
+def _gdr(rdma, gpus, policy, env, reasons):
+    forced = policy.get("peer_memory")
+    modules = rdma.get("peer_memory")
+    if forced is not None:
+        available = bool(forced)
+        why = "policy peer_memory %s" % ("true" if available else "false")
+    elif modules:
+        available = True
+        why = "peer-memory module(s) loaded: %s" % ", ".join(modules)
+    else:
+        available = False
+        why = "no peer-memory module found" if modules is not None else "peer-memory support unknown (facts from ibstat)"
+    if available and gpus is not None and not (isinstance(gpus.get("count"), int) and gpus["count"] > 0):
+        available = False
+        why += ", but the GPU facts show no GPU"
+    if available:
+        env["NCCL_NET_GDR_LEVEL"] = str(policy.get("gdr_level") or "PHB")
+        reasons["NCCL_NET_GDR_LEVEL"] = "GPUDirect RDMA available (%s): use it up to %s distance" % (why, env["NCCL_NET_GDR_LEVEL"])
+    else:
+        reasons["NCCL_NET_GDR_LEVEL"] = "unset: %s" % why

@@ -1,0 +1,166 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Parser for the XML of ``nvidia-smi -q -x``.
+
+PRIVATE to the collection: the interface may change without notice. Pure functions, no I/O.
+
+``parse_nvidia_smi_xml(text)`` returns::
+
+    {driver_version, cuda_version, attached_gpus, gpus: [...], warnings: [...]}
+
+``gpus`` holds one device dict per GPU usable for training, ready for
+``_gpu_models.gpu_facts``: ``{index, model, arch, memory_mib, uuid, pci_bus_id, numa_node,
+render_node, device_file, slurm_type, mig, counted, physical_id, virtualization_mode}``.
+
+* A GPU in MIG mode (``<current_mig>Enabled``) is represented by its MIG instances (what Slurm's
+  NVML autodetection and CUDA see): one device per ``<mig_device>`` with ``mig:
+  {parent_uuid, parent_index, gpu_instance_id, compute_instance_id, multiprocessor_count}``, its
+  own ``memory_mib`` and ``physical_id`` = the parent GPU's uuid.  MIG enabled with no instance
+  created yields no device and a warning (the GPU is unusable until instances exist).
+* ``pci_bus_id`` is normalised to sysfs form (``0000:01:00.0``); ``device_file`` is
+  ``/dev/nvidia<minor_number>``; ``arch`` is ``<product_architecture>`` when present.
+* ``attached_gpus`` different from the number of ``<gpu>`` elements is reported in
+  ``warnings`` (an edited capture); XML that does not parse, a root that is not
+  ``nvidia_smi_log``, entity declarations, or a ``<gpu>`` without product name or uuid raise
+  ``NvidiaSmiError``.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from ansible_collections.gpucluster.training.plugins.module_utils._gpu_models import nvidia_model
+
+
+class NvidiaSmiError(ValueError):
+    """nvidia-smi XML that cannot be understood, or that reports a driver failure."""
+
+
+def _text(elem, path):
+    if elem is None:
+        return None
+    found = elem.find(path)
+    if found is None or found.text is None:
+        return None
+    value = found.text.strip()
+    return value or None
+
+
+def _mib(value, where):
+    if value is None or value in ("N/A", "[N/A]"):
+        return None
+    match = re.match(r"^(\d+)\s*MiB$", value)
+    if not match:
+        raise NvidiaSmiError("nvidia-smi: %s %r is not '<n> MiB'" % (where, value))
+    return int(match.group(1))
+
+
+def _pci(value):
+    if not value:
+        return None
+    match = re.match(r"^(?:[0-9A-Fa-f]{4})?([0-9A-Fa-f]{4}):([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-7])$", value)
+    if not match:
+        raise NvidiaSmiError("nvidia-smi: PCI bus id %r is not 'DDDDDDDD:BB:DD.F'" % value)
+    return "%s:%s:%s.%s" % tuple(part.lower() for part in match.groups())
+
+
+def _int_or_none(value, where):
+    if value is None or value in ("N/A", "[N/A]"):
+        return None
+    if not re.match(r"^-?\d+$", value):
+        raise NvidiaSmiError("nvidia-smi: %s %r is not a number" % (where, value))
+    return int(value)
+
+
+def _check_text(text):
+    if not isinstance(text, str):
+        raise NvidiaSmiError("nvidia-smi: expected the XML as text, got %s" % type(text).__name__)
+    stripped = text.strip()
+    if not stripped:
+        raise NvidiaSmiError("nvidia-smi: empty output")
+    if re.search(r"couldn't communicate with the NVIDIA driver|NVIDIA-SMI has failed", stripped):
+        raise NvidiaSmiError(
+            "nvidia-smi: the NVIDIA driver is not loaded or does not answer (%s). Install the driver matching this "
+            "kernel (DKMS), load it with 'modprobe nvidia' (check dmesg and Secure Boot module signing) and re-run."
+            % stripped.splitlines()[0][:200])
+    if "No devices were found" in stripped and not stripped.startswith("<"):
+        raise NvidiaSmiError("nvidia-smi: 'No devices were found': the driver is loaded but sees no GPU")
+    if "<!ENTITY" in stripped:
+        raise NvidiaSmiError("nvidia-smi: XML with entity declarations is refused (nvidia-smi never writes them)")
+    if not stripped.startswith("<"):
+        raise NvidiaSmiError("nvidia-smi: output is not XML (run 'nvidia-smi -q -x'): %r" % stripped[:80])
+
+
+def parse_nvidia_smi_xml(text):
+    """Parse ``nvidia-smi -q -x`` output; see the module docstring for the result."""
+    _check_text(text)
+    try:
+        root = ET.fromstring(text.strip().encode("utf-8"))
+    except (ET.ParseError, ValueError, UnicodeError) as exc:
+        raise NvidiaSmiError("nvidia-smi: the XML does not parse (%s): truncated or garbled output?" % exc)
+    except RecursionError:
+        raise NvidiaSmiError("nvidia-smi: the XML nests too deeply to be nvidia-smi output")
+    if root.tag != "nvidia_smi_log":
+        raise NvidiaSmiError("nvidia-smi: root element is <%s>, expected <nvidia_smi_log>" % root.tag)
+    warnings = []
+    attached = _int_or_none(_text(root, "attached_gpus"), "attached_gpus")
+    gpu_elems = root.findall("gpu")
+    if attached is not None and attached != len(gpu_elems):
+        warnings.append("attached_gpus is %d but the XML has %d <gpu> element(s): an edited or partial capture" % (attached, len(gpu_elems)))
+    devices = []
+    for position, gpu in enumerate(gpu_elems):
+        name = _text(gpu, "product_name")
+        uuid = _text(gpu, "uuid")
+        if not name or not uuid:
+            raise NvidiaSmiError("nvidia-smi: <gpu> number %d has no product_name or uuid (truncated or garbled output?)" % position)
+        pci = _pci(gpu.get("id") or _text(gpu, "pci/pci_bus_id"))
+        minor = _int_or_none(_text(gpu, "minor_number"), "minor_number")
+        numa = _int_or_none(_text(gpu, "numa_node") or _text(gpu, "pci/numa_node"), "numa_node")
+        base = {
+            "model": name,
+            "arch": _text(gpu, "product_architecture"),
+            "uuid": uuid,
+            "pci_bus_id": pci,
+            "numa_node": numa if numa is None or numa >= 0 else None,
+            "render_node": None,
+            "device_file": "/dev/nvidia%d" % minor if minor is not None else None,
+            "virtualization_mode": _text(gpu, "gpu_virtualization_mode/virtualization_mode"),
+            "physical_id": uuid,
+            "counted": True,
+            "not_counted_reason": None,
+            "mig": None,
+        }
+        mig_mode = (_text(gpu, "mig_mode/current_mig") or "").lower()
+        if mig_mode == "enabled":
+            instances = gpu.findall("mig_devices/mig_device")
+            if not instances:
+                warnings.append("GPU %s (%s) is in MIG mode with no MIG instance: no CUDA device until instances are created" % (position, uuid))
+            for mig in instances:
+                dev = dict(base)
+                dev["memory_mib"] = _mib(_text(mig, "fb_memory_usage/total"), "MIG fb_memory_usage/total")
+                dev["mig"] = {
+                    "parent_uuid": uuid,
+                    "parent_index": position,
+                    "index": _int_or_none(_text(mig, "index"), "mig index"),
+                    "gpu_instance_id": _int_or_none(_text(mig, "gpu_instance_id"), "gpu_instance_id"),
+                    "compute_instance_id": _int_or_none(_text(mig, "compute_instance_id"), "compute_instance_id"),
+                    "multiprocessor_count": _int_or_none(_text(mig, "device_attributes/shared/multiprocessor_count"), "multiprocessor_count"),
+                }
+                devices.append(dev)
+        else:
+            dev = dict(base)
+            dev["memory_mib"] = _mib(_text(gpu, "fb_memory_usage/total"), "fb_memory_usage/total")
+            devices.append(dev)
+    for index, dev in enumerate(devices):
+        dev["index"] = index
+    for dev in devices:
+        dev["slurm_type"] = nvidia_model(dev["model"])["slug"]
+    return {
+        "driver_version": _text(root, "driver_version"),
+        "cuda_version": _text(root, "cuda_version"),
+        "attached_gpus": attached,
+        "gpus": devices,
+        "warnings": warnings,
+    }

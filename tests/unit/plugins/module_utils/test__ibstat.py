@@ -1,0 +1,103 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Tests of module_utils/_ibstat.py over the real ibstat captures in tests/fixtures/ibstat."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ansible_collections.gpucluster.training.plugins.module_utils._ibstat import IbstatError, parse_ibstat
+
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "ibstat"
+IB = "ibstat_H100_8xCX7-NDR400-IB_plus_4xCX6Dx-Ethernet_mooncake2039.txt"
+ROCE = "ibstat_2xCX6Dx-RoCE-100G_l2fwd-nv6.txt"
+MIXED = "ibstat_CX4-RoCE-active_plus_IB-down_hurray0.txt"
+
+
+def load(name):
+    return (FIXTURES / name).read_text()
+
+
+@pytest.mark.parametrize("name,devices,active,ib_active,roce_active", [(IB, 12, 10, 8, 2), (ROCE, 2, 2, 0, 2), (MIXED, 2, 1, 0, 1)])
+def test_fixture(name, devices, active, ib_active, roce_active):
+    fact = parse_ibstat(load(name))
+    assert fact["source"] == "ibstat"
+    assert len(fact["devices"]) == devices
+    ports = [p for d in fact["devices"] for p in d["ports"] if p["state"] == "ACTIVE"]
+    assert len(ports) == active
+    assert len([p for p in ports if p["link_layer"] == "InfiniBand"]) == ib_active
+    assert len([p for p in ports if p["link_layer"] == "Ethernet"]) == roce_active
+    assert all(p["gids"] is None for d in fact["devices"] for p in d["ports"])
+
+
+def test_ib_values():
+    dev = parse_ibstat(load(IB))["devices"][0]
+    assert dev["name"] == "mlx5_0" and dev["fw_ver"] == "28.41.1000" and dev["ca_type"] == "MT4129"
+    assert dev["ports"][0] == {"port": 1, "state": "ACTIVE", "phys_state": "LinkUp", "rate_gbps": 400, "link_layer": "InfiniBand",
+                               "lid": 287, "sm_lid": 1024, "port_guid": "0x58a2e103001b2576", "gids": None}
+
+
+def test_down_port():
+    port = parse_ibstat(load(MIXED))["devices"][1]["ports"][0]
+    assert (port["state"], port["phys_state"], port["rate_gbps"], port["sm_lid"]) == ("DOWN", "Disabled", 10, 1)
+
+
+def test_fractional_rate_and_warnings():
+    # synthetic: a real ibstat block (Hurray0 mlx5_0) with rate 2.5 (seen on a CX6-Dx, MrBr-github/lshca#79) and an ibwarn line
+    text = load(MIXED).split("CA 'mlx5_1'")[0].replace("Rate: 100", "Rate: 2.5") + "ibwarn: [1] umad_init: umad_init\n"
+    fact = parse_ibstat(text)
+    assert fact["devices"][0]["ports"][0]["rate_gbps"] == 2.5
+    assert fact["warnings"] == ["ibwarn: [1] umad_init: umad_init"]
+
+
+@pytest.mark.parametrize("value", [None, "", "hello", "Port 1:\n", "CA 'x'\n", "CA 'x'\n\tNumber of ports: 1\n"])
+def test_not_ibstat(value):
+    with pytest.raises(IbstatError):
+        parse_ibstat(value)
+
+
+TEXTS = [load(IB), load(ROCE), load(MIXED)]
+
+
+def _checked(text):
+    try:
+        result = parse_ibstat(text)
+    except IbstatError:
+        return None
+    assert isinstance(result["devices"], list)
+    return result
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(range(len(TEXTS))), st.floats(min_value=0.0, max_value=1.0))
+def test_truncated_outputs_give_own_error(which, fraction):
+    _checked(TEXTS[which][:int(len(TEXTS[which]) * fraction)])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(range(len(TEXTS))), st.randoms(use_true_random=False))
+def test_reordered_lines_give_own_error(which, rnd):
+    lines = TEXTS[which].splitlines()
+    rnd.shuffle(lines)
+    _checked("\n".join(lines))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(range(len(TEXTS))), st.lists(st.tuples(st.floats(0, 1), st.text(max_size=6)), max_size=8))
+def test_garbled_outputs_give_own_error(which, edits):
+    text = TEXTS[which]
+    for where, junk in edits:
+        pos = int(len(text) * where)
+        text = text[:pos] + junk + text[pos + len(junk):]
+    _checked(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_any_text_gives_result_or_own_error(text):
+    _checked(text)

@@ -1,0 +1,190 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Tests of module_utils/_sysfs_rdma.py.
+
+The sysfs trees here are BUILT BY THE TESTS from the real show_gids listings in
+tests/fixtures/gids (gids/<i>, gid_attrs/types/<i>, gid_attrs/ndevs/<i>, device/net/).  show_gids
+does not print port state, rate or link layer: where the same host's ibstat was published
+(Hurray0/rdma_test) those values come from it; otherwise the test sets the port ACTIVE/LinkUp
+at 100 Gb/s Ethernet and says so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma import (
+    SysfsRdmaError,
+    gid_ipv4,
+    parse_show_gids,
+    parse_sysfs_rdma,
+)
+
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "gids"
+IBM = "show_gids_CX6_ens1f0_RoCE_v1v2_ipv4_at_index4-5_ibm_ssnr_pr4.txt"
+HURRAY = "show_gids_CX4_RoCE_linklocal_only_plus_IB_hurray0.txt"
+NCCL1131 = "show_gids_2xCX_RoCE_ens3np0_ens2np0_rows_for_mlx5_0-1_nccl1131.txt"
+MACVLAN = "show_gids_macvlan_pod_mlx5_0-1_rows_index4-7_nccl1573.txt"
+ROCE_100G = {"state": "4: ACTIVE\n", "phys_state": "5: LinkUp\n", "rate": "100 Gb/sec (4X EDR)\n", "link_layer": "Ethernet\n",
+             "lid": "0x0\n", "sm_lid": "0x0\n"}
+
+
+def load(name):
+    return (FIXTURES / name).read_text()
+
+
+def tree_from_show_gids(text, port_attrs=None):
+    """Build a sysfs tree {relative path: text} from a real show_gids listing (test helper)."""
+    files = {}
+    for row in parse_show_gids(text):
+        base = "class/infiniband/%s" % row["device"]
+        pbase = "%s/ports/%d" % (base, row["port"])
+        for attr, value in ((port_attrs or {}).get(row["device"]) or ROCE_100G).items():
+            files["%s/%s" % (pbase, attr)] = value
+        files["%s/gids/%d" % (pbase, row["index"])] = row["gid"] + "\n"
+        link_layer = files["%s/link_layer" % pbase].strip()
+        files["%s/gid_attrs/types/%d" % (pbase, row["index"])] = ("RoCE v2" if row["version"] == "v2" else "IB/RoCE v1") + "\n"
+        if row["netdev"]:
+            files["%s/gid_attrs/ndevs/%d" % (pbase, row["index"])] = row["netdev"] + "\n"
+            files[base + "/device/net/"] = row["netdev"] + "\n"
+        assert link_layer in ("Ethernet", "InfiniBand")
+    return files
+
+
+def test_show_gids_parser():
+    rows = parse_show_gids(load(IBM))
+    assert len(rows) == 6
+    assert rows[5] == {"device": "mlx5_0", "port": 1, "index": 5, "gid": "0000:0000:0000:0000:0000:ffff:ac13:003c",
+                       "ipv4": "172.19.0.60", "version": "v2", "netdev": "ens1f0"}
+    macvlan = parse_show_gids(load(MACVLAN))
+    assert [r["index"] for r in macvlan] == [4, 5, 6, 7, 4, 5, 6, 7]
+    assert parse_show_gids(load(HURRAY))[2]["netdev"] is None
+
+
+def test_ibm_tree():
+    fact = parse_sysfs_rdma(tree_from_show_gids(load(IBM)))
+    dev = fact["devices"][0]
+    assert dev["name"] == "mlx5_0" and dev["netdev"] == "ens1f0"
+    gids = dev["ports"][0]["gids"]
+    assert [(g["index"], g["type"], g["ipv4"]) for g in gids] == [
+        (0, "RoCEv1", None), (1, "RoCEv2", None), (2, "RoCEv1", None), (3, "RoCEv2", None),
+        (4, "RoCEv1", "172.19.0.60"), (5, "RoCEv2", "172.19.0.60")]
+
+
+def test_hurray_tree_with_its_ibstat_values():
+    # port values from the same host's ibstat (Hurray0/rdma_test README): mlx5_0 RoCE active, mlx5_1 IB down
+    attrs = {
+        "mlx5_0": ROCE_100G,
+        "mlx5_1": {"state": "1: DOWN\n", "phys_state": "3: Disabled\n", "rate": "10 Gb/sec (4X SDR)\n", "link_layer": "InfiniBand\n",
+                   "lid": "0x2\n", "sm_lid": "0x1\n"},
+    }
+    fact = parse_sysfs_rdma(tree_from_show_gids(load(HURRAY), attrs))
+    ib = fact["devices"][1]["ports"][0]
+    assert (ib["state"], ib["phys_state"], ib["lid"], ib["sm_lid"], ib["link_layer"]) == ("DOWN", "Disabled", 2, 1, "InfiniBand")
+    assert ib["gids"][0]["type"] == "IB"
+
+
+def test_unused_and_unreadable_gids_are_skipped():
+    files = tree_from_show_gids(load(IBM))
+    pbase = "class/infiniband/mlx5_0/ports/1"
+    files[pbase + "/gids/6"] = "0000:0000:0000:0000:0000:0000:0000:0000\n"      # unused entry
+    files[pbase + "/gids/7"] = "fe80:0000:0000:0000:0000:0000:0000:0000\n"      # unused entry
+    files[pbase + "/gids/8"] = "fe80:0000:0000:0000:0e42:a1ff:fe5d:4db9\n"      # type unreadable (EINVAL): absent
+    del files[pbase + "/gid_attrs/types/0"]
+    indexes = [g["index"] for g in parse_sysfs_rdma(files)["devices"][0]["ports"][0]["gids"]]
+    assert indexes == [1, 2, 3, 4, 5]
+
+
+def test_device_attributes_and_peer_memory():
+    files = tree_from_show_gids(load(NCCL1131))
+    files["class/infiniband/mlx5_0/device@"] = "../../../0000:0c:00.0"
+    files["class/infiniband/mlx5_0/device/numa_node"] = "1\n"
+    files["class/infiniband/mlx5_0/fw_ver"] = "22.38.1002\n"
+    files["class/infiniband/mlx5_1/device/numa_node"] = "-1\n"
+    files["module/nvidia_peermem/"] = ""
+    fact = parse_sysfs_rdma(files)
+    first, second = fact["devices"]
+    assert (first["pci_bus_id"], first["numa_node"], first["fw_ver"], first["netdev"]) == ("0000:0c:00.0", 1, "22.38.1002", "ens3np0")
+    assert second["numa_node"] is None and second["netdev"] == "ens2np0"
+    assert fact["peer_memory"] == ["nvidia_peermem"]
+
+
+def test_no_rdma_device():
+    assert parse_sysfs_rdma({}) == {"source": "sysfs", "devices": [], "peer_memory": []}
+
+
+@pytest.mark.parametrize("attr,value", [("state", "9: WHAT\n"), ("rate", "fast\n"), ("link_layer", "Token Ring\n"), ("phys_state", "\n")])
+def test_bad_port_values(attr, value):
+    files = tree_from_show_gids(load(IBM))
+    files["class/infiniband/mlx5_0/ports/1/%s" % attr] = value
+    with pytest.raises(SysfsRdmaError):
+        parse_sysfs_rdma(files)
+
+
+def test_missing_port_attribute():
+    files = tree_from_show_gids(load(IBM))
+    del files["class/infiniband/mlx5_0/ports/1/state"]
+    with pytest.raises(SysfsRdmaError, match="state is missing"):
+        parse_sysfs_rdma(files)
+
+
+@pytest.mark.parametrize("value", [None, [], "text", {1: "x"}, {"class/infiniband/x/ports/one/state": "4: ACTIVE"}])
+def test_not_a_tree(value):
+    with pytest.raises(SysfsRdmaError):
+        parse_sysfs_rdma(value)
+
+
+def test_gid_ipv4():
+    assert gid_ipv4("0000:0000:0000:0000:0000:ffff:0a98:040c") == "10.152.4.12"
+    assert gid_ipv4("fe80:0000:0000:0000:0e42:a1ff:fe5d:4db8") is None
+
+
+LISTINGS = [load(IBM), load(HURRAY), load(NCCL1131), load(MACVLAN)]
+
+
+def _checked_show_gids(text):
+    try:
+        return parse_show_gids(text)
+    except SysfsRdmaError:
+        return None
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(range(len(LISTINGS))), st.floats(0, 1))
+def test_truncated_show_gids(which, fraction):
+    text = LISTINGS[which]
+    _checked_show_gids(text[:int(len(text) * fraction)])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(range(len(LISTINGS))), st.randoms(use_true_random=False))
+def test_reordered_show_gids(which, rnd):
+    lines = LISTINGS[which].splitlines()
+    rnd.shuffle(lines)
+    _checked_show_gids("\n".join(lines))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_any_text_show_gids(text):
+    _checked_show_gids(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(range(len(LISTINGS))), st.dictionaries(st.sampled_from(
+    ["state", "phys_state", "rate", "link_layer", "lid", "sm_lid", "gids/3", "gid_attrs/types/3", "gid_attrs/ndevs/3", "gids/99"]),
+    st.text(max_size=40), max_size=4))
+def test_garbled_tree_gives_own_error(which, overrides):
+    files = tree_from_show_gids(LISTINGS[which])
+    for attr, value in overrides.items():
+        files["class/infiniband/mlx5_0/ports/1/" + attr] = value
+    try:
+        fact = parse_sysfs_rdma(files)
+    except SysfsRdmaError:
+        return
+    assert fact["devices"][0]["name"] == "mlx5_0"

@@ -1,0 +1,123 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Tests of the rdma_info module.
+
+The sysfs directories are BUILT BY THE TESTS from real show_gids listings (tests/fixtures/gids):
+gids/<i>, gid_attrs/types/<i>, gid_attrs/ndevs/<i> and device/net/ come from the listing; port
+state, rate and link layer are not in it and are set ACTIVE/LinkUp 100 Gb/s Ethernet by the test.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import derive_nccl_env
+from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma import parse_show_gids
+from ansible_collections.gpucluster.training.plugins.modules import rdma_info
+
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
+IBM = "show_gids_CX6_ens1f0_RoCE_v1v2_ipv4_at_index4-5_ibm_ssnr_pr4.txt"
+NCCL1131 = "show_gids_2xCX_RoCE_ens3np0_ens2np0_rows_for_mlx5_0-1_nccl1131.txt"
+
+
+class Exit(Exception):
+    pass
+
+
+class Fail(Exception):
+    pass
+
+
+@pytest.fixture(autouse=True)
+def exits(monkeypatch):
+    def exit_json(self, **kwargs):
+        raise Exit(kwargs)
+
+    def fail_json(self, **kwargs):
+        raise Fail(kwargs)
+
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+
+
+def run(args, expect=Exit):
+    with patch_module_args(args):
+        with pytest.raises(expect) as info:
+            rdma_info.main()
+    return info.value.args[0]
+
+
+def build_sysfs(root, listing, pci="0000:0c:00.0"):
+    """Write a sysfs tree under root from a real show_gids listing (see the module docstring)."""
+    for row in parse_show_gids((FIXTURES / "gids" / listing).read_text()):
+        dev = root / "class" / "infiniband" / row["device"]
+        port = dev / "ports" / str(row["port"])
+        for sub in ("gids", "gid_attrs/types", "gid_attrs/ndevs"):
+            (port / sub).mkdir(parents=True, exist_ok=True)
+        for name, value in (("state", "4: ACTIVE"), ("phys_state", "5: LinkUp"), ("rate", "100 Gb/sec (4X EDR)"),
+                            ("link_layer", "Ethernet"), ("lid", "0x0"), ("sm_lid", "0x0")):
+            (port / name).write_text(value + "\n")
+        (port / "gids" / str(row["index"])).write_text(row["gid"] + "\n")
+        (port / "gid_attrs" / "types" / str(row["index"])).write_text("RoCE v2\n" if row["version"] == "v2" else "IB/RoCE v1\n")
+        if row["netdev"]:
+            (port / "gid_attrs" / "ndevs" / str(row["index"])).write_text(row["netdev"] + "\n")
+        pcidir = root / "devices" / row["device"] / pci
+        (pcidir / "net" / (row["netdev"] or "ib0")).mkdir(parents=True, exist_ok=True)
+        (pcidir / "numa_node").write_text("0\n")
+        if not (dev / "device").exists():
+            os.symlink(str(pcidir), str(dev / "device"))
+    # an unused all-zero entry, and one whose type the kernel refuses to read (no types/<i> file)
+    port = root / "class" / "infiniband" / "mlx5_0" / "ports" / "1"
+    (port / "gids" / "30").write_text("0000:0000:0000:0000:0000:0000:0000:0000\n")
+    (port / "gids" / "31").write_text("fe80:0000:0000:0000:0000:0000:0000:0001\n")
+
+
+def test_roce_tree_then_nccl_env(tmp_path):
+    build_sysfs(tmp_path, IBM)
+    (tmp_path / "module" / "nvidia_peermem").mkdir(parents=True)
+    result = run({"sysfs_root": str(tmp_path)})
+    fact = result["ansible_facts"]["gpucluster_rdma"]
+    dev = fact["devices"][0]
+    assert (dev["name"], dev["netdev"], dev["numa_node"], dev["pci_bus_id"]) == ("mlx5_0", "ens1f0", 0, "0000:0c:00.0")
+    assert [g["index"] for g in dev["ports"][0]["gids"]] == [0, 1, 2, 3, 4, 5]
+    assert fact["peer_memory"] == ["nvidia_peermem"]
+    assert result["msg"] == "1 RDMA device(s), 1 active port(s): mlx5_0:1 Ethernet 100 Gb/s"
+    env = derive_nccl_env(fact)["env"]
+    assert env["NCCL_IB_GID_INDEX"] == "5" and env["NCCL_IB_HCA"] == "=mlx5_0:1" and env["NCCL_NET_GDR_LEVEL"] == "PHB"
+
+
+def test_two_port_tree(tmp_path):
+    build_sysfs(tmp_path, NCCL1131)
+    fact = run({"sysfs_root": str(tmp_path)})["ansible_facts"]["gpucluster_rdma"]
+    assert [d["netdev"] for d in fact["devices"]] == ["ens3np0", "ens2np0"]
+    assert derive_nccl_env(fact)["env"]["NCCL_IB_GID_INDEX"] == "3"
+
+
+def test_no_rdma_device(tmp_path):
+    result = run({"sysfs_root": str(tmp_path)})
+    assert result["ansible_facts"]["gpucluster_rdma"]["devices"] == []
+    assert result["msg"].startswith("no RDMA device found")
+
+
+def test_ibstat_capture():
+    text = (FIXTURES / "ibstat" / "ibstat_H100_8xCX7-NDR400-IB_plus_4xCX6Dx-Ethernet_mooncake2039.txt").read_text()
+    result = run({"ibstat_output": text, "_ansible_check_mode": True})
+    assert result["ansible_facts"]["gpucluster_rdma"]["source"] == "ibstat"
+    assert "12 RDMA device(s), 10 active port(s)" in result["msg"]
+
+
+@pytest.mark.parametrize("text", ["", "garbage", "CA 'mlx5_0'\n\tNumber of ports: 1\n"])
+def test_bad_ibstat_fails_cleanly(text):
+    assert run({"ibstat_output": text}, expect=Fail)["msg"].startswith("ibstat:")
+
+
+def test_garbled_sysfs_fails_cleanly(tmp_path):
+    build_sysfs(tmp_path, IBM)
+    (tmp_path / "class" / "infiniband" / "mlx5_0" / "ports" / "1" / "rate").write_text("very fast\n")
+    assert "rate" in run({"sysfs_root": str(tmp_path)}, expect=Fail)["msg"]
