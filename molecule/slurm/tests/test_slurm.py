@@ -1,0 +1,140 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Roles slurm_controller / slurm_compute on three real containers (Debian 12, Slurm 22.05).
+
+GPUs are SIMULATED (stand-in render nodes + gpucluster_gpus facts set in molecule.yml)."""
+import os
+import subprocess
+
+import pytest
+import testinfra
+
+CTL = "slurm-ctl1"
+COMPUTE = ["slurm-gpu1", "slurm-gpu2"]
+DB_PASSWORD = "molecule-test-only-db-password"
+
+
+def on(name):
+    return testinfra.get_host("podman://" + name)
+
+
+def name_of(host):
+    return host.check_output("hostname")
+
+
+def test_munge_key_identical_and_private(host):
+    key = host.file("/etc/munge/munge.key")
+    assert key.user == "munge" and key.group == "munge" and key.mode == 0o400
+    assert key.size >= 32
+    assert host.check_output("sha256sum /etc/munge/munge.key").split()[0] == on(CTL).check_output("sha256sum /etc/munge/munge.key").split()[0]
+
+
+@pytest.mark.parametrize("src, dst", [(CTL, COMPUTE[0]), (COMPUTE[0], COMPUTE[1]), (COMPUTE[1], CTL)])
+def test_munge_credential_from_one_host_decodes_on_another(src, dst):
+    cred = on(src).check_output("munge -n")
+    decoded = on(dst).run("echo %s | unmunge", cred)
+    assert decoded.rc == 0, decoded.stderr
+    assert "STATUS:          Success (0)" in decoded.stdout
+
+
+def test_daemons_active(host):
+    assert host.service("munge").is_running
+    if name_of(host) == CTL:
+        for svc in ("slurmctld", "slurmdbd", "mariadb"):
+            assert host.service(svc).is_running, svc
+        assert not host.package("slurmd").is_installed
+    else:
+        assert host.service("slurmd").is_running
+        assert not host.package("slurmctld").is_installed
+
+
+def test_both_nodes_idle_with_gpu_gres():
+    out = on(CTL).check_output('sinfo --noheader -N -o "%N %G %t"')
+    lines = sorted(out.splitlines())
+    assert lines == ["slurm-gpu1 gpu:mi300x:8 idle", "slurm-gpu2 gpu:mi300x:8 idle"], out
+
+
+def test_srun_answers_from_both_nodes():
+    out = on(CTL).check_output("srun -N2 --time=1 hostname")
+    assert sorted(out.split()) == COMPUTE
+
+
+def test_gres_job_gets_exactly_two_gpus():
+    out = on(CTL).check_output("srun -N1 --gres=gpu:2 --time=1 env")
+    env = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    assert env["ROCR_VISIBLE_DEVICES"] == "0,1"
+    assert env["CUDA_VISIBLE_DEVICES"] == "0,1"
+
+
+def test_batch_job_is_completed_in_accounting():
+    ctl = on(CTL)
+    job = ctl.check_output("sbatch --parsable -N2 --time=1 --wrap 'srun hostname' --output=/dev/null").split(";")[0]
+    ctl.run("timeout 60 sh -c 'while squeue -h -j %s | grep -q .; do sleep 1; done'", job)
+    state = ""
+    for _attempt in range(30):
+        state = ctl.check_output("sacct -n -X -P -j %s -o State", job).strip()
+        if state == "COMPLETED":
+            break
+        ctl.run("sleep 1")
+    assert state == "COMPLETED"
+    assert "molecule" in ctl.check_output("sacctmgr -n -P list cluster format=cluster")
+
+
+def test_scontrol_config_has_expected_keys():
+    config = on(CTL).check_output("scontrol show config")
+    settings = dict((line.split("=", 1)[0].strip(), line.split("=", 1)[1].strip()) for line in config.splitlines() if " = " in line)
+    assert settings["SelectType"] == "select/cons_tres"
+    assert settings["SelectTypeParameters"] == "CR_CORE_MEMORY"
+    assert settings["GresTypes"] == "gpu"
+    assert settings["AccountingStorageType"] == "accounting_storage/slurmdbd"
+    assert "gres/gpu" in settings["AccountingStorageTRES"]
+    assert settings["ClusterName"] == "molecule"
+    assert settings["SLURM_VERSION"].startswith("22.05")
+
+
+def test_config_files(host):
+    if name_of(host) == CTL:
+        dbd = host.file("/etc/slurm/slurmdbd.conf")
+        assert dbd.user == "slurm" and dbd.mode == 0o600
+    gres = host.file("/etc/slurm/gres.conf").content_string
+    assert "NodeName=slurm-gpu[1-2] Name=gpu Type=mi300x File=/dev/dri/renderD[128-135]" in gres.splitlines()
+    cgroup = host.file("/etc/slurm/cgroup.conf").content_string.splitlines()
+    assert "ConstrainDevices=YES" in cgroup
+    assert "CgroupAutomount=yes" in cgroup  # 22.05 still takes it (refused from 24.05)
+    conf = host.file("/etc/slurm/slurm.conf").content_string.splitlines()
+    assert "SlurmctldHost=slurm-ctl1(%s)" % on(CTL).check_output("hostname -I").split()[0] in conf
+    assert any(line.startswith("NodeName=slurm-gpu[1-2] ") and "Gres=gpu:mi300x:8" in line for line in conf)
+    assert not any(line.startswith(("ControlMachine", "Gres=")) for line in conf)
+
+
+def test_db_password_only_in_slurmdbd_conf(host):
+    hits = host.run("grep -rlsF %s /etc /var/log /var/lib/slurm /root /tmp", DB_PASSWORD).stdout.split()
+    expected = ["/etc/slurm/slurmdbd.conf"] if name_of(host) == CTL else []
+    assert hits == expected
+
+
+def _side_play(extra):
+    root = os.environ.get("MOLECULE_PROJECT_DIRECTORY", os.getcwd())
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH="%s/.tmp/collections:%s/.venv/lib/python3.11/site-packages" % (root, root),
+               ANSIBLE_CONFIG=os.path.join(root, "ansible.cfg"))
+    return subprocess.run(
+        [os.path.join(root, ".venv/bin/ansible-playbook"), "--check", "-i", os.environ["MOLECULE_INVENTORY_FILE"],
+         os.path.join(root, "molecule/slurm/preflight-fail.yml"), "-e", extra],
+        capture_output=True, text=True, env=env, timeout=300, check=False)
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('{"slurm_common_partitions": [{"name": "gpu", "groups": ["gpu_nodes"]}]}',
+     "partition gpu names node group gpu_nodes, which is not an inventory group"),
+    ('{"slurm_common_controller_group": "no_such_group"}',
+     "slurm-ctl1 runs gpucluster.training.slurm_controller but is not in inventory group no_such_group"),
+    ('{"slurm_common_munge_key": "c2hvcnQ="}', "slurm_common_munge_key must be the base64 of a 32 to 1024 byte key"),
+])
+def test_preflight_stops_a_bad_inventory_before_any_change(extra, message):
+    if name_of(testinfra.get_host("podman://" + CTL)) != CTL:
+        pytest.skip("controller not reachable")
+    run = _side_play(extra)
+    assert run.returncode != 0
+    assert message in run.stdout, run.stdout[-3000:]
+    assert "changed=0" in run.stdout

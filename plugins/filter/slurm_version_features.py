@@ -1,0 +1,28 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Jinja face of the Slurm version feature table (documentation: slurm_version_features.yml)."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpucluster.training.plugins.module_utils._slurm_conf import (
+    SlurmConfError,
+    version_features,
+)
+
+
+def slurm_version_features(version):
+    """Slurm or package version string -> dict of what that version accepts and needs."""
+    try:
+        return version_features(version)
+    except SlurmConfError as exc:
+        raise AnsibleFilterError("slurm_version_features: %s" % exc) from exc
+
+
+class FilterModule:
+    """gpucluster.training.slurm_version_features"""
+
+    def filters(self):
+        return {"slurm_version_features": slurm_version_features}

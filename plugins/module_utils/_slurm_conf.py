@@ -1,0 +1,488 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Slurm configuration derivations: the ONE place that turns facts and policy into slurm.conf,
+gres.conf and cgroup.conf lines.
+
+PRIVATE to the collection: the interface may change without notice. Pure functions, no I/O.
+
+* ``parse_version(text)``: ``"22.05.8-4+deb12u3"``, ``"slurm-wlm 24.11.5"`` -> ``(22, 5, 8)``.
+* ``version_features(version)``: what the installed Slurm accepts and needs (version-dependent keys).
+* ``hostlist(names)`` / ``expand_hostlist(expr)``: ``["gpu1", "gpu2", "gpu10"]`` <-> ``"gpu[1-2,10]"``.
+* ``node_attributes(facts, gpus, ...)``: ``CPUs Sockets CoresPerSocket ThreadsPerCore RealMemory
+  Gres`` of one node from its Ansible hardware facts and its ``gpucluster_gpus`` fact.
+* ``node_lines(nodes)``: ``NodeName=`` lines, nodes with identical attributes compressed together.
+* ``partition_lines(partitions, groups, computes, version)``: ``PartitionName=`` lines from
+  partitions declared as data over inventory groups (node groups).
+* ``gres_lines(nodes, autodetect)``: gres.conf lines (``NodeName=... Name=gpu Type=... File=...``).
+* ``config_lines(defaults, overrides, version, conf)``: ``Key=Value`` lines of a settings file,
+  overrides applied (``omit`` removes a key) and keys the installed version no longer accepts
+  rejected with a message naming the key and what replaces it.
+
+Every function raises ``SlurmConfError`` (a ``ValueError``) with a clear message on bad input.
+"""
+
+from __future__ import annotations
+
+import re
+
+OMIT_MARKERS = ("omit",)
+# Ansible's ``omit`` placeholder renders as this prefix plus a hash.
+OMIT_PREFIX = "__omit_place_holder__"
+
+# Keys or values that a Slurm version no longer accepts: (file, key, value or None for any
+# value) -> (first version without it, what to use instead).  Sources: Slurm RELEASE_NOTES
+# 23.11 ("select/cons_res ... removed"), cgroup.conf(5) of 23.02 (CgroupAutomount documented)
+# versus 24.05 (gone); slurmd 24.11.5 (Debian 13) refuses it: 'The option "CgroupAutomount" is
+# defunct, please remove it from cgroup.conf.'
+_REMOVED = (
+    ("slurm.conf", "selecttype", "select/cons_res", (23, 11), "SelectType=select/cons_tres"),
+    ("slurm.conf", "controlmachine", None, (23, 11), "SlurmctldHost"),
+    ("slurm.conf", "accountingstorejobcomment", None, (23, 2), "AccountingStoreFlags=job_comment"),
+    ("cgroup.conf", "cgroupautomount", None, (24, 5), "nothing (cgroup/v2 needs no mounting)"),
+)
+
+# GPU autodetection plugins Slurm can load, per vendor, most preferred first:
+# (AutoDetect value, plugin file name).
+AUTODETECT_PLUGINS = {
+    "amd": (("rsmi", "gpu_rsmi.so"),),
+    "nvidia": (("nvml", "gpu_nvml.so"), ("nvidia", "gpu_nvidia.so")),
+}
+
+_NODE_FACTS = (
+    ("CPUs", "processor_vcpus"),
+    ("Sockets", "processor_count"),
+    ("CoresPerSocket", "processor_cores"),
+    ("ThreadsPerCore", "processor_threads_per_core"),
+)
+
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+_NAME_NUM = re.compile(r"^(.*?)(\d+)(\D*)$")
+_VERSION = re.compile(r"(?:^|[\s:-])(\d{2})\.(\d{1,2})(?:\.(\d+))?")
+
+
+class SlurmConfError(ValueError):
+    """Input that no valid Slurm configuration can be derived from."""
+
+
+# --- versions -----------------------------------------------------------------------------
+
+def parse_version(text):
+    """Return ``(major, minor, micro)`` from a Slurm or package version string."""
+    if isinstance(text, (list, tuple)) and len(text) >= 2 and all(isinstance(x, int) for x in text):
+        parts = tuple(text) + (0,) * (3 - len(text))
+        return parts[:3]
+    if not isinstance(text, str) or not text.strip():
+        raise SlurmConfError("no Slurm version given (expected e.g. '22.05.8' or 'slurm-wlm 24.11.5')")
+    match = _VERSION.search(text.strip())
+    if not match:
+        raise SlurmConfError("cannot read a Slurm version from %r (expected e.g. '22.05.8')" % text)
+    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+
+
+def version_features(version):
+    """What the installed Slurm accepts and needs, as a dict of plain values.
+
+    ``cgroup_automount``: cgroup.conf still accepts ``CgroupAutomount`` (before 24.05).
+    ``cons_res``: ``select/cons_res`` still exists (before 23.11).
+    ``reconfigure_applies_node_changes``: ``scontrol reconfigure`` applies added or changed
+    node definitions (from 24.05, where reconfigure restarts the daemons in place); before, a
+    change of NodeName or PartitionName lines needs a restart of slurmctld and the slurmd.
+    ``configless``: ``SlurmctldParameters=enable_configless`` exists (from 20.02).
+    ``cgroup_plugin``: cgroup.conf ``CgroupPlugin`` exists (from 22.05).
+    """
+    major, minor, micro = parse_version(version)
+    ver = (major, minor)
+    return {
+        "version": "%d.%02d.%d" % (major, minor, micro),
+        "major_minor": "%d.%02d" % ver,
+        "cgroup_automount": ver < (24, 5),
+        "cons_res": ver < (23, 11),
+        "reconfigure_applies_node_changes": ver >= (24, 5),
+        "configless": ver >= (20, 2),
+        "cgroup_plugin": ver >= (22, 5),
+    }
+
+
+# --- host lists ---------------------------------------------------------------------------
+
+def _split_name(name):
+    match = _NAME_NUM.match(name)
+    if not match:
+        return name, None, ""
+    return match.group(1), match.group(2), match.group(3)
+
+
+def _ranges(numbers):
+    """Sorted digit strings -> 'a-b,c' (zero padding kept; only same-width numbers join)."""
+    out = []
+    start = prev = None
+    for num in numbers:
+        if prev is not None and int(num) == int(prev) + 1 and len(num) == len(prev):
+            prev = num
+            continue
+        if start is not None:
+            out.append(start if start == prev else "%s-%s" % (start, prev))
+        start = prev = num
+    if start is not None:
+        out.append(start if start == prev else "%s-%s" % (start, prev))
+    return ",".join(out)
+
+
+def hostlist(names):
+    """Compress names into a Slurm hostlist expression: ``gpu1 gpu2 gpu3 gpu10`` -> ``gpu[1-3,10]``.
+
+    Only the last number of a name is ranged; names are de-duplicated and sorted by prefix,
+    suffix and number.  ``expand_hostlist(hostlist(x)) == sorted(set(x))`` in that order.
+    """
+    if isinstance(names, str):
+        names = [names]
+    if not isinstance(names, (list, tuple, set)):
+        raise SlurmConfError("hostlist expects a list of host names, got %s" % type(names).__name__)
+    groups = {}
+    plain = []
+    for name in names:
+        if not isinstance(name, str) or not name or re.search(r"[\s,\[\]]", name):
+            raise SlurmConfError("invalid host name %r: names must be non-empty, without spaces, commas or brackets" % (name,))
+        prefix, num, suffix = _split_name(name)
+        if num is None:
+            plain.append(name)
+        else:
+            groups.setdefault((prefix, suffix), set()).add(num)
+    parts = sorted(set(plain))
+    for (prefix, suffix) in sorted(groups):
+        nums = sorted(groups[(prefix, suffix)], key=lambda n: (int(n), len(n)))
+        if len(nums) == 1:
+            parts.append("%s%s%s" % (prefix, nums[0], suffix))
+        else:
+            parts.append("%s[%s]%s" % (prefix, _ranges(nums), suffix))
+    return ",".join(parts)
+
+
+def expand_hostlist(expr):
+    """Expand a hostlist expression with at most one bracket per name: ``gpu[1-2,5]`` -> names."""
+    if not isinstance(expr, str):
+        raise SlurmConfError("hostlist expression must be a string, got %s" % type(expr).__name__)
+    names = []
+    items, depth, start = [], 0, 0
+    for pos, char in enumerate(expr):
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+        elif char == "," and depth == 0:
+            items.append(expr[start:pos])
+            start = pos + 1
+        if depth not in (0, 1):
+            raise SlurmConfError("unbalanced brackets in hostlist %r" % expr)
+    if depth:
+        raise SlurmConfError("unbalanced brackets in hostlist %r" % expr)
+    items.append(expr[start:])
+    for item in [i for i in items if i]:
+        match = re.match(r"^([^\[\]]*)\[([^\]]*)\]([^\[\]]*)$", item)
+        if not match:
+            if "[" in item or "]" in item:
+                raise SlurmConfError("invalid hostlist item %r" % item)
+            names.append(item)
+            continue
+        prefix, body, suffix = match.groups()
+        for rng in body.split(","):
+            bounds = rng.split("-")
+            if len(bounds) == 1 and bounds[0].isdigit():
+                names.append(prefix + bounds[0] + suffix)
+            elif len(bounds) == 2 and all(b.isdigit() for b in bounds) and int(bounds[0]) <= int(bounds[1]):
+                width = len(bounds[0])
+                for num in range(int(bounds[0]), int(bounds[1]) + 1):
+                    names.append("%s%0*d%s" % (prefix, width, num, suffix))
+            else:
+                raise SlurmConfError("invalid range %r in hostlist item %r" % (rng, item))
+    return names
+
+
+# --- nodes ----------------------------------------------------------------------------------
+
+def _positive_int(value, what):
+    if isinstance(value, bool):
+        raise SlurmConfError("%s must be a number, got %r" % (what, value))
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise SlurmConfError("%s must be a number, got %r" % (what, value)) from None
+    if number < 1:
+        raise SlurmConfError("%s must be at least 1, got %r" % (what, value))
+    return number
+
+
+def gpu_devices(gpus):
+    """The usable (counted) devices of a ``gpucluster_gpus`` fact, in index order."""
+    if not gpus:
+        return []
+    if not isinstance(gpus, dict):
+        raise SlurmConfError("gpucluster_gpus must be a dict, got %s" % type(gpus).__name__)
+    devices = gpus.get("devices") or []
+    if not isinstance(devices, list):
+        raise SlurmConfError("gpucluster_gpus.devices must be a list")
+    out = [d for d in devices if isinstance(d, dict) and d.get("counted", True)]
+    return sorted(out, key=lambda d: (d.get("index") if isinstance(d.get("index"), int) else 0))
+
+
+def _slurm_type(dev, gpus):
+    stype = dev.get("slurm_type") or gpus.get("slurm_type")
+    if not isinstance(stype, str) or not _SLUG.match(stype):
+        raise SlurmConfError(
+            "GPU %r has no usable slurm_type (got %r): the GRES type must be lower-case letters and digits"
+            % (dev.get("index"), stype))
+    return stype
+
+
+def gres_counts(gpus, count=None):
+    """``[(slurm_type, n), ...]`` of a node; ``count`` limits the total (None: all probed GPUs)."""
+    devices = gpu_devices(gpus)
+    if not devices and gpus and gpus.get("count"):
+        # a fact without device detail: the summary is all there is
+        devices = [{"index": i} for i in range(_positive_int(gpus["count"], "gpucluster_gpus.count"))]
+    if count is not None:
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise SlurmConfError("GPU count must be a whole number >= 0, got %r" % (count,))
+        if count > len(devices):
+            raise SlurmConfError("GRES count %d is greater than the %d GPUs probed" % (count, len(devices)))
+        devices = devices[:count]
+    counts = []
+    for dev in devices:
+        stype = _slurm_type(dev, gpus)
+        if counts and counts[-1][0] == stype:
+            counts[-1] = (stype, counts[-1][1] + 1)
+        else:
+            counts.append((stype, 1))
+    merged = {}
+    for stype, num in counts:
+        merged[stype] = merged.get(stype, 0) + num
+    return sorted(merged.items())
+
+
+def node_attributes(facts, gpus=None, mem_reserve_mib=1024, mem_reserve_percent=0, gpu_count=None):
+    """Ordered ``[(key, value)]`` of a NodeName line from Ansible facts and GPU facts.
+
+    ``RealMemory`` is ``memtotal_mb`` minus the larger of ``mem_reserve_mib`` and
+    ``mem_reserve_percent`` % of it (memory left to the OS, daemons and page cache).
+    """
+    if not isinstance(facts, dict):
+        raise SlurmConfError("facts must be a dict of Ansible facts, got %s" % type(facts).__name__)
+    attrs = []
+    for key, fact in _NODE_FACTS:
+        if fact not in facts:
+            raise SlurmConfError("fact %s is missing (needed for %s): gather hardware facts first" % (fact, key))
+        attrs.append((key, _positive_int(facts[fact], fact)))
+    vals = dict(attrs)
+    if vals["Sockets"] * vals["CoresPerSocket"] * vals["ThreadsPerCore"] != vals["CPUs"]:
+        # Slurm wants CPUs = Sockets x CoresPerSocket x ThreadsPerCore; facts of VMs and
+        # containers may disagree (e.g. vCPUs without topology): keep the logical CPU count
+        # and describe it as one socket of single-thread cores.
+        attrs = [("CPUs", vals["CPUs"]), ("Sockets", 1), ("CoresPerSocket", vals["CPUs"]), ("ThreadsPerCore", 1)]
+    if "memtotal_mb" not in facts:
+        raise SlurmConfError("fact memtotal_mb is missing (needed for RealMemory): gather hardware facts first")
+    total = _positive_int(facts["memtotal_mb"], "memtotal_mb")
+    if isinstance(mem_reserve_mib, bool) or not isinstance(mem_reserve_mib, int) or mem_reserve_mib < 0:
+        raise SlurmConfError("memory reserve must be a whole number of MiB >= 0, got %r" % (mem_reserve_mib,))
+    if isinstance(mem_reserve_percent, bool) or not isinstance(mem_reserve_percent, (int, float)) or not 0 <= mem_reserve_percent < 100:
+        raise SlurmConfError("memory reserve percent must be between 0 and 100, got %r" % (mem_reserve_percent,))
+    reserve = max(mem_reserve_mib, int(total * mem_reserve_percent / 100.0))
+    if reserve >= total:
+        raise SlurmConfError("memory reserve of %d MiB leaves nothing of the node's %d MiB" % (reserve, total))
+    attrs.append(("RealMemory", total - reserve))
+    gres = gres_counts(gpus, gpu_count) if gpus else []
+    if gres:
+        attrs.append(("Gres", ",".join("gpu:%s:%d" % (stype, num) for stype, num in gres)))
+    return attrs
+
+
+def _as_pairs(attrs):
+    if isinstance(attrs, dict):
+        return list(attrs.items())
+    if isinstance(attrs, (list, tuple)):
+        pairs = []
+        for item in attrs:
+            if isinstance(item, dict) and "key" in item:
+                pairs.append((item["key"], item.get("value")))
+            elif isinstance(item, (list, tuple)) and len(item) == 2:
+                pairs.append((item[0], item[1]))
+            else:
+                raise SlurmConfError("attributes must be (key, value) pairs, got %r" % (item,))
+        return pairs
+    raise SlurmConfError("attributes must be a dict or a list of pairs, got %s" % type(attrs).__name__)
+
+
+def _fmt(value):
+    if isinstance(value, bool):
+        return "YES" if value else "NO"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def node_lines(nodes, extra=None):
+    """``NodeName=`` lines for ``{name: attributes}``; nodes with equal attributes share a line.
+
+    ``extra``: attributes appended to every line (e.g. ``{"State": "UNKNOWN"}``).
+    """
+    if not isinstance(nodes, dict):
+        raise SlurmConfError("nodes must be a dict of node name -> attributes")
+    by_attrs = {}
+    for name, attrs in nodes.items():
+        pairs = _as_pairs(attrs) + (_as_pairs(extra) if extra else [])
+        text = " ".join("%s=%s" % (k, _fmt(v)) for k, v in pairs if not _is_omit(v))
+        by_attrs.setdefault(text, []).append(name)
+    lines = []
+    for text, names in by_attrs.items():
+        lines.append(("NodeName=%s %s" % (hostlist(names), text)).rstrip())
+    return sorted(lines, key=lambda line: expand_hostlist(line.split()[0][9:])[0])
+
+
+def _vendor(gpus):
+    return str(gpus.get("vendor") or "").lower()
+
+
+def autodetect_choice(vendor, plugin_files):
+    """The ``AutoDetect`` value to use for ``vendor`` given the installed plugin file names, or None."""
+    available = set(plugin_files or [])
+    for value, plugin in AUTODETECT_PLUGINS.get(str(vendor or "").lower(), ()):
+        if plugin in available:
+            return value
+    return None
+
+
+def _device_file(dev, vendor):
+    if vendor == "amd":
+        path = dev.get("render_node")
+        if not path:
+            raise SlurmConfError("AMD GPU %r has no render_node (e.g. /dev/dri/renderD128) in its facts" % (dev.get("index"),))
+        return path
+    if vendor == "nvidia":
+        path = dev.get("device_file")
+        if not path:
+            if not isinstance(dev.get("index"), int):
+                raise SlurmConfError("NVIDIA GPU without device_file or index in its facts")
+            path = "/dev/nvidia%d" % dev["index"]
+        return path
+    raise SlurmConfError("unknown GPU vendor %r (expected amd or nvidia)" % vendor)
+
+
+def gres_lines(nodes, plugin_files=None, autodetect=False, gpu_counts=None):
+    """gres.conf lines for ``{node name: gpucluster_gpus fact or None}``.
+
+    Explicit ``NodeName=<nodes> Name=gpu Type=<type> File=<devices>`` lines from the probed
+    device files (AMD render nodes, NVIDIA /dev/nvidiaN); with ``autodetect`` and the vendor's
+    plugin among ``plugin_files``, ``NodeName=<nodes> AutoDetect=<plugin>`` instead.
+    ``gpu_counts``: optional ``{node: n}`` limiting the GPUs configured on a node.
+    """
+    if not isinstance(nodes, dict):
+        raise SlurmConfError("nodes must be a dict of node name -> gpucluster_gpus")
+    gpu_counts = gpu_counts or {}
+    by_text = {}
+    for name, gpus in nodes.items():
+        if not gpus:
+            continue
+        vendor = _vendor(gpus)
+        devices = gpu_devices(gpus)
+        count = gpu_counts.get(name)
+        if count is not None:
+            gres_counts(gpus, count)  # validates count <= probed
+            devices = devices[:count]
+        if not devices:
+            continue
+        choice = autodetect_choice(vendor, plugin_files) if autodetect else None
+        if choice:
+            texts = ["AutoDetect=%s" % choice]
+        else:
+            files = {}
+            for dev in devices:
+                files.setdefault(_slurm_type(dev, gpus), []).append(_device_file(dev, vendor))
+            texts = ["Name=gpu Type=%s File=%s" % (stype, hostlist(paths)) for stype, paths in sorted(files.items())]
+        for text in texts:
+            by_text.setdefault(text, []).append(name)
+    lines = ["NodeName=%s %s" % (hostlist(names), text) for text, names in by_text.items()]
+    return sorted(lines)
+
+
+def partition_lines(partitions, groups, computes, version=None):
+    """``PartitionName=`` lines: each partition holds the compute hosts of the groups it names.
+
+    ``partitions``: ``[{name, groups, default, max_time, options}]``; ``groups``: inventory
+    group name -> host names; ``computes``: the compute hosts (others are ignored).  A group
+    that does not exist, a partition without compute hosts, a repeated name or two default
+    partitions raise ``SlurmConfError`` naming the partition.
+    """
+    if not isinstance(partitions, list) or not isinstance(groups, dict):
+        raise SlurmConfError("partitions must be a list and groups a dict of group -> hosts")
+    computes = list(computes or [])
+    lines, seen, defaults = [], set(), []
+    for part in partitions:
+        if not isinstance(part, dict) or not isinstance(part.get("name"), str) or not part.get("name"):
+            raise SlurmConfError("every partition needs a name, got %r" % (part,))
+        name = part["name"]
+        if name in seen:
+            raise SlurmConfError("partition %s is declared twice" % name)
+        seen.add(name)
+        members = []
+        part_groups = part.get("groups") or []
+        if isinstance(part_groups, str):
+            part_groups = [part_groups]
+        for group in part_groups:
+            if group not in groups:
+                raise SlurmConfError("partition %s names node group %s, which is not an inventory group" % (name, group))
+            members.extend(h for h in groups[group] if h in computes)
+        shorts = sorted(set(h.split(".")[0] for h in members))
+        if not shorts:
+            raise SlurmConfError("partition %s holds no compute node (groups: %s)" % (name, ", ".join(part_groups) or "none"))
+        if part.get("default"):
+            defaults.append(name)
+        attrs = {"Nodes": hostlist(shorts), "Default": bool(part.get("default")),
+                 "MaxTime": part.get("max_time") or "INFINITE", "State": "UP"}
+        body = config_lines(attrs, part.get("options") or {}, version=version, conf="slurm.conf")
+        lines.append("PartitionName=%s %s" % (name, " ".join(body)))
+    if len(defaults) > 1:
+        raise SlurmConfError("partitions %s are all default=true: only one can be" % ", ".join(defaults))
+    return lines
+
+
+# --- settings files --------------------------------------------------------------------------
+
+def _is_omit(value):
+    return isinstance(value, str) and (value in OMIT_MARKERS or value.startswith(OMIT_PREFIX))
+
+
+def config_lines(defaults, overrides=None, version=None, conf="slurm.conf"):
+    """``Key=Value`` lines: ``defaults`` updated by ``overrides`` (case-insensitive keys).
+
+    A value of ``omit`` (or Ansible's omit placeholder) or None removes the key; a list value
+    is joined with commas; booleans become YES/NO.  With ``version``, a key or value that
+    Slurm version no longer accepts raises ``SlurmConfError`` naming it and its replacement.
+    """
+    merged = []
+    index = {}
+    for source in (defaults or {}, overrides or {}):
+        for key, value in _as_pairs(source):
+            if not isinstance(key, str) or not re.match(r"^[A-Za-z][A-Za-z0-9]*$", key):
+                raise SlurmConfError("invalid %s key %r" % (conf, key))
+            low = key.lower()
+            if low in index:
+                merged[index[low]] = (key, value)
+            else:
+                index[low] = len(merged)
+                merged.append((key, value))
+    lines = []
+    ver = parse_version(version)[:2] if version is not None else None
+    for key, value in merged:
+        if value is None or _is_omit(value):
+            continue
+        text = _fmt(value)
+        if "\n" in text:
+            raise SlurmConfError("%s value of %s contains a newline" % (conf, key))
+        if ver is not None:
+            for rconf, rkey, rvalue, since, instead in _REMOVED:
+                if rconf == conf and rkey == key.lower() and (rvalue is None or rvalue == text.lower()) and ver >= since:
+                    raise SlurmConfError(
+                        "%s %s=%s is not accepted by Slurm %d.%02d (removed in %d.%02d): use %s"
+                        % (conf, key, text, ver[0], ver[1], since[0], since[1], instead))
+        lines.append("%s=%s" % (key, text))
+    return lines
