@@ -1,0 +1,28 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Jinja face of the cross-host fabric check (documentation: fabric_check.yml)."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpucluster.training.plugins.module_utils._fabric import (
+    FabricError,
+    check_fabric,
+)
+
+
+def fabric_check(nodes, checks=None, expect=None):
+    """[{host, rdma, env}, ...] -> {ok, reference, nodes, disagreeing, messages}."""
+    try:
+        return check_fabric(nodes, checks=checks, expect=expect)
+    except FabricError as exc:
+        raise AnsibleFilterError("fabric_check: %s" % exc) from exc
+
+
+class FilterModule:
+    """gpucluster.training.fabric_check"""
+
+    def filters(self):
+        return {"fabric_check": fabric_check}
