@@ -861,7 +861,7 @@ def _distance(ctx, base):
     for key in ("tp", "pp", "cp", "vpp", "micro_batch_size"):
         old = max(base[key], 1)
         d += abs(math.log(ctx[key] / float(old), 2))
-    if base["global_batch_size"] and ctx["global_batch_size"]:
+    if (base["global_batch_size"] or 0) > 0 and (ctx["global_batch_size"] or 0) > 0:
         d += 2.0 * abs(math.log(ctx["global_batch_size"] / float(base["global_batch_size"]), 2))
     d += abs(RECOMPUTE.index(ctx["recompute"]) - RECOMPUTE.index(base["recompute"]))
     return d
