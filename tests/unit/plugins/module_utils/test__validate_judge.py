@@ -1,0 +1,338 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Judgement of validation results, over the real fixtures (tests/fixtures/SOURCES.md).
+
+Every expectation says where its limit comes from: the hardware the fixture was published for
+(ports x rate, GPU interconnect of _hardware.py) and the default policy (75 % for all_reduce,
+90 % for ib_write_bw). Synthetic inputs are built inline and named as synthetic.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ansible_collections.gpucluster.training.plugins.module_utils._collective_perf import parse_collective_perf
+from ansible_collections.gpucluster.training.plugins.module_utils._nccl_log import parse_nccl_log
+from ansible_collections.gpucluster.training.plugins.module_utils._perftest import parse_perftest_bw
+from ansible_collections.gpucluster.training.plugins.module_utils._validate_judge import (
+    DRAIN_PREFIX,
+    ValidateJudgeError,
+    judge_collective,
+    judge_health,
+    judge_nccl_log,
+    judge_perftest,
+    judge_run,
+    limits,
+    node_hardware,
+    policy_of,
+    report_markdown,
+)
+
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
+OCI_H100 = "nccl-tests/nccl_all_reduce_perf_2node_16xH100_OCI_RoCE_ocitutorials.txt"
+DGX_A100 = "nccl-tests/nccl_all_reduce_perf_4node_DGX-A100_IB_error_column_deepops.txt"
+MI300X = "nccl-tests/rccl_all_reduce_perf_2node_16xMI300X_RoCE_hisohara.txt"
+MI355X_CUT = "nccl-tests/rccl_all_reduce_perf_2node_16xMI355X_Pollara_no_summary_hisohara.txt"
+LOG_GDR = "nccl-log/nccl_gather_perf_2node_A100_RoCE+IB_GDRDMA_nccl2.16.5_nccltests350.log"
+LOG_NOGDR = "nccl-log/nccl_horovod_2node_V100_IB_mlx4_noGDRDMA_mpi_prefix_nccl2.16.2_supersecurehuman.log"
+LOG_SOCKET = "nccl-log/rccl_ddp_1node_2x7900XTX_socket_fallback_rccl2.17.1_rccl1055.log"
+BIDIR = "perftest/ib_write_bw_bidir_report_gbits_a_RoCE_use_rocm_rocmdocs.txt"
+
+# OCI BM.GPU.H100.8 as published: the tutorial's NCCL_IB_HCA names 16 mlx5 devices ("all 16 RDMA
+# ports"), each 200 Gb/s (OCI compute shapes: 8 x 2 x 200 Gb/s RDMA); 8 x H100 SXM per node.
+OCI_HW = {"gpu": "h100", "gpu_count": 8, "ports": 16, "rate_gbps": 200, "link_layer": "Ethernet"}
+# DGX A100: 8 x ConnectX-6 HDR InfiniBand (200 Gb/s) for the compute fabric (SOURCES.md).
+DGX_HW = {"gpu": "a100-40gb", "gpu_count": 8, "ports": 8, "rate_gbps": 200, "link_layer": "InfiniBand"}
+
+
+def _text(name):
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def _by(checks, name):
+    found = [c for c in checks if c["check"] == name]
+    assert len(found) == 1, checks
+    return found[0]
+
+
+# --- all_reduce_perf, inter-node ------------------------------------------------------------
+
+def test_oci_h100_two_nodes_pass_above_the_ring_bound():
+    # Limit: 16 ports x 200 Gb/s = 3200 Gb/s = 400 GB/s per node. Judged: the best bus bandwidth
+    # of the rows >= 1 GiB, 464.79 GB/s (16 GiB, in-place) = 116 % of 400: PASS (threshold 75 %).
+    # More than the ring bound is possible with Tree/NVLS on 2 nodes; their bound is
+    # 400 x 15/16 x 2/1 = 750 GB/s, which the note states.
+    hw = node_hardware(override=OCI_HW)
+    checks = judge_collective(parse_collective_perf(_text(OCI_H100)), "all_reduce_multi", [hw, hw],
+                              node=["gpu1", "gpu2"])
+    busbw = _by(checks, "busbw")
+    assert busbw["status"] == "pass"
+    assert busbw["limit"] == 400.0
+    assert busbw["measured"] == 464.79
+    assert busbw["efficiency"] == pytest.approx(1.162, abs=1e-3)
+    assert "hierarchical algorithm" in busbw["note"] and "750 GB/s" in busbw["note"]
+    assert "16 port(s) x 200 Gb/s = 3200 Gb/s = 400 GB/s" in busbw["message"]
+    assert _by(checks, "complete")["status"] == "pass"
+    assert _by(checks, "wrong")["status"] == "pass"
+
+
+def test_oci_h100_fails_when_half_the_bandwidth_is_expected_from_twice_the_ports():
+    # Same run judged as if the nodes had 16 x 400 Gb/s: limit 800 GB/s, 464.79 is 58 %: FAIL.
+    hw = node_hardware(override=dict(OCI_HW, rate_gbps=400))
+    busbw = _by(judge_collective(parse_collective_perf(_text(OCI_H100)), "all_reduce_multi", hw,
+                                 node=["a", "b"]), "busbw")
+    assert busbw["status"] == "fail" and busbw["limit"] == 800.0
+    assert "58% of the 800 GB/s limit" in busbw["message"]
+
+
+def test_dgx_a100_four_nodes_pass():
+    # Limit: 8 x HDR 200 Gb/s = 200 GB/s. Best row >= 1 GiB: 191.56 GB/s (4 GiB, in-place) = 96 %.
+    # The old layout's 'error' column (1e-06) is no wrong count: 'Out of bounds values : 0'.
+    checks = judge_collective(parse_collective_perf(_text(DGX_A100)), "all_reduce_multi",
+                              node_hardware(override=DGX_HW), node=["dgx1", "dgx2", "dgx3", "dgx4"])
+    busbw = _by(checks, "busbw")
+    assert (busbw["status"], busbw["limit"], busbw["measured"]) == ("pass", 200.0, 191.56)
+    assert busbw["efficiency"] == pytest.approx(0.9578, abs=1e-4)
+    assert _by(checks, "wrong")["status"] == "pass"
+
+
+def test_dgx_a100_policy_threshold_decides():
+    # 96 % of the limit fails a site that asks for 97 %.
+    busbw = _by(judge_collective(parse_collective_perf(_text(DGX_A100)), "all_reduce_multi",
+                                 node_hardware(override=DGX_HW), {"min_efficiency": 0.97}, ["x"]), "busbw")
+    assert busbw["status"] == "fail" and busbw["threshold"] == 0.97
+
+
+def test_mi300x_two_nodes_with_eight_400g_ports_per_node():
+    # The NICs of AAC10 were not published: judged here as 8 x 400 Gb/s per node (one NIC per GPU,
+    # the reference the collection's planner assumes). Limit 400 GB/s; best row 357.46 GB/s = 89 %.
+    hw = node_hardware(override={"gpu": "mi300x", "gpu_count": 8, "ports": 8, "rate_gbps": 400})
+    busbw = _by(judge_collective(parse_collective_perf(_text(MI300X)), "all_reduce_multi", hw,
+                                 node=["gpu-53", "gpu-56"]), "busbw")
+    assert (busbw["status"], busbw["limit"], busbw["measured"]) == ("pass", 400.0, 357.46)
+
+
+def test_understated_hardware_is_called_out():
+    # Same MI300X run judged as if each node had one 100 Gb/s port: limit 12.5 GB/s; 357.46 GB/s is
+    # above even the hierarchical bound (12.5 x 1.875 = 23.44): the description must be wrong.
+    hw = node_hardware(override={"gpu": "mi300x", "ports": 1, "rate_gbps": 100})
+    busbw = _by(judge_collective(parse_collective_perf(_text(MI300X)), "all_reduce_multi", hw,
+                                 node=["a", "b"]), "busbw")
+    assert busbw["status"] == "pass"
+    assert "look understated" in busbw["note"]
+
+
+def test_mi355x_cut_output_fails_as_not_finished():
+    # The published block ends after the 8 GiB row, with no 'Avg bus bandwidth': the run did not
+    # finish as far as the text shows, which fails whatever the bandwidth.
+    hw = node_hardware(override={"gpu": "mi325x", "ports": 8, "rate_gbps": 400})
+    checks = judge_collective(parse_collective_perf(_text(MI355X_CUT)), "all_reduce_multi", hw, node=["a", "b"])
+    assert _by(checks, "complete")["status"] == "fail"
+    assert "did not finish" in _by(checks, "complete")["message"]
+
+
+def test_multi_node_without_ports_is_skipped_not_guessed():
+    checks = judge_collective(parse_collective_perf(_text(OCI_H100)), "all_reduce_multi",
+                              node_hardware(gpus={"vendor": "nvidia", "count": 8, "model": "NVIDIA H100 80GB HBM3"}),
+                              node=["a", "b"])
+    busbw = _by(checks, "busbw")
+    assert busbw["status"] == "skip" and busbw["measured"] == 464.79
+    assert "no selected RDMA port" in busbw["message"]
+
+
+def test_expected_nodes():
+    # The OCI run spans 2 hosts in its '# Rank' lines; a policy asking for 4 fails it.
+    checks = judge_collective(parse_collective_perf(_text(OCI_H100)), "all_reduce_multi",
+                              node_hardware(override=OCI_HW), {"expected_nodes": 4}, ["a", "b"])
+    assert _by(checks, "nodes")["status"] == "fail"
+
+
+# --- all_reduce_perf, intra-node -------------------------------------------------------------
+
+@pytest.mark.parametrize("preset, one_way", [
+    # _hardware.py interconnect_gbs is the aggregate bidirectional figure; one direction is half.
+    ("mi300x", 448.0),   # 7 xGMI links x 128 GB/s = 896 GB/s
+    ("h100", 450.0),     # 18 NVLink 4 links x 50 GB/s = 900 GB/s
+    ("a100-80gb", 300.0),
+    ("mi250x", 200.0),   # per GCD
+])
+def test_intra_node_limit_from_the_gpu_interconnect(preset, one_way):
+    lim = limits(node_hardware(gpus={"vendor": "x", "count": 8, "slurm_type": preset, "model": preset}))
+    assert lim["intra_node_gbs"] == one_way
+
+
+def test_single_node_judged_against_the_interconnect_synthetic():
+    # SYNTHETIC: the OCI H100 table relabelled as a single-node run (no single-node capture is
+    # stored). Against one direction of NVLink 4 (450 GB/s) 464.79 GB/s is 103 %: pass, with the
+    # note that only an in-switch reduction (NVLS) exceeds it.
+    parsed = parse_collective_perf(_text(OCI_H100))
+    busbw = _by(judge_collective(parsed, "all_reduce_single", node_hardware(override={"gpu": "h100", "gpu_count": 8}),
+                                 node="gpu1"), "busbw")
+    assert busbw["status"] == "pass" and busbw["limit"] == 450.0
+    assert "NVLS" in busbw["note"]
+
+
+# --- NCCL logs ------------------------------------------------------------------------------
+
+RDMA_NODE = {"ports": [{"name": "mlx5_0:1", "rate_gbps": 200.0, "state": "ACTIVE", "phys_state": "LinkUp"}],
+             "peer_memory": True}
+
+
+def test_gdrdma_log_passes():
+    # NET/IB channels with GDRDMA on n013: RDMA used, GDRDMA used where peer memory is present.
+    checks = judge_nccl_log(parse_nccl_log(_text(LOG_GDR)), RDMA_NODE, node="gpu1")
+    assert _by(checks, "network")["status"] == "pass"
+    assert _by(checks, "gdrdma")["status"] == "pass"
+
+
+def test_missing_gdrdma_names_the_node_and_line():
+    # NET/IB without GDRDMA (ConnectX-3, node01): with a peer-memory client present it fails, naming
+    # the lab node, the log host and the first channel line (20).
+    check = _by(judge_nccl_log(parse_nccl_log(_text(LOG_NOGDR)), RDMA_NODE, node="gpu2"), "gdrdma")
+    assert check["status"] == "fail" and check["line"] == 20
+    assert "node gpu2" in check["message"] and "log host node01, line 20" in check["message"]
+    assert check["note"] == "log line 20: channel 0 via NET/IB without GDRDMA"
+
+
+def test_missing_gdrdma_is_fine_without_peer_memory():
+    check = _by(judge_nccl_log(parse_nccl_log(_text(LOG_NOGDR)), dict(RDMA_NODE, peer_memory=False), node="n"),
+                "gdrdma")
+    assert check["status"] == "skip"
+
+
+def test_socket_fallback_names_the_node_and_line():
+    # RCCL on 2 x 7900 XTX: 'NET/IB : No device found', then 'Using network Socket' at line 14.
+    check = _by(judge_nccl_log(parse_nccl_log(_text(LOG_SOCKET)), RDMA_NODE, node="gpu2"), "network")
+    assert check["status"] == "fail" and check["line"] == 14
+    assert "NET/Socket" in check["message"] and "log host 9cce34ff6c6c, line 14" in check["message"]
+    assert check["note"].endswith("NCCL INFO Using network Socket")
+
+
+def test_socket_is_fine_where_no_rdma_is_expected():
+    # auto: a node with no selected RDMA port does not expect RDMA.
+    check = _by(judge_nccl_log(parse_nccl_log(_text(LOG_SOCKET)), {"ports": []}, node="ws"), "network")
+    assert check["status"] == "pass"
+
+
+# --- perftest --------------------------------------------------------------------------------
+
+def test_bidirectional_ib_write_bw_against_the_port_rate():
+    # AMD's example (device name redacted, rate not published), judged as a 100 Gb/s port:
+    # bidirectional, so the limit is 2 x 100 = 200 Gb/s; 204.59 Gb/s average = 102 %: pass.
+    # The same output from a 400 Gb/s port (limit 800) is 26 %: fail.
+    parsed = parse_perftest_bw(_text(BIDIR))
+    hw100 = {"ports": [{"name": "nic2:1", "rate_gbps": 100.0, "state": "ACTIVE", "phys_state": "LinkUp"}]}
+    hw400 = {"ports": [{"name": "nic2:1", "rate_gbps": 400.0, "state": "ACTIVE", "phys_state": "LinkUp"}]}
+    ok = _by(judge_perftest(parsed, hw100, node="gpu1", port="nic2"), "bandwidth")
+    bad = _by(judge_perftest(parsed, hw400, node="gpu1", port="nic2"), "bandwidth")
+    assert (ok["status"], ok["limit"], ok["measured"]) == ("pass", 200.0, 204.59)
+    assert (bad["status"], bad["limit"]) == ("fail", 800.0)
+
+
+def test_ib_write_bw_without_a_rate_is_skipped():
+    check = _by(judge_perftest(parse_perftest_bw(_text(BIDIR)), {}, node="gpu1", port="<RDMA-NIC-2>"), "bandwidth")
+    assert check["status"] == "skip" and "rate is unknown" in check["message"]
+
+
+# --- health and the whole run ---------------------------------------------------------------
+
+def _rdma_fact(state="ACTIVE", phys="LinkUp"):
+    # Shaped like rdma_info's gpucluster_rdma (the mlx5_0 port of tests/fixtures/gids/...ibm_ssnr_pr4).
+    return {"source": "sysfs", "peer_memory": ["nvidia_peermem"], "devices": [
+        {"name": "mlx5_0", "netdev": "ens1f0", "ports": [
+            {"port": 1, "state": state, "phys_state": phys, "rate_gbps": 100, "link_layer": "Ethernet"}]}]}
+
+
+def test_health_gpu_count_and_port_state():
+    hw = node_hardware(gpus={"vendor": "amd", "count": 7, "slurm_type": "mi300x"}, rdma=_rdma_fact(),
+                       hcas=["mlx5_0:1", "mlx5_1:1"])
+    checks = judge_health(hw, {"expected_gpus": 8}, "gpu1")
+    assert _by(checks, "gpu_count")["status"] == "fail"
+    port = _by(checks, "port_state")
+    assert port["status"] == "fail" and "mlx5_1:1 is MISSING" in port["message"]
+
+
+def test_peer_memory_from_the_rdma_fact():
+    assert node_hardware(rdma=_rdma_fact())["peer_memory"] is True
+    assert limits(node_hardware(rdma=_rdma_fact()))["inter_node_gbs"] == 12.5
+
+
+def test_run_drains_the_failing_node_only():
+    # The scenario of molecule/validate: gpu1 gets the GDRDMA log, gpu2 the socket fallback, the
+    # cluster the OCI H100 run with its published hardware.
+    results = [
+        {"node": "gpu1", "test": "nccl_log", "origin": "supplied", "source": LOG_GDR,
+         "result": parse_nccl_log(_text(LOG_GDR))},
+        {"node": "gpu2", "test": "nccl_log", "origin": "supplied", "source": LOG_SOCKET,
+         "result": parse_nccl_log(_text(LOG_SOCKET))},
+        {"test": "all_reduce_multi", "origin": "supplied", "source": OCI_H100, "hardware": OCI_HW,
+         "result": parse_collective_perf(_text(OCI_H100))},
+    ]
+    gpus = {"vendor": "amd", "count": 8, "slurm_type": "mi300x", "model": "AMD Instinct MI300X"}
+    report = judge_run(results, {"gpu1": {"gpus": gpus}, "gpu2": {"gpus": gpus}},
+                       {"expect_rdma": True, "expect_gdrdma": True, "expected_gpus": 8}, run={"mode": "supplied"})
+    assert report["verdict"] == "fail" and report["supplied"] and not report["measured"]
+    assert report["nodes"]["gpu1"]["verdict"] == "pass" and not report["nodes"]["gpu1"]["drain"]
+    gpu2 = report["nodes"]["gpu2"]
+    assert gpu2["drain"] and gpu2["reason"] == (
+        DRAIN_PREFIX + "nccl_log network failed: RCCL fell back to NET/Socket (TCP) where RDMA was expected "
+        "(log host 9cce34ff6c6c, line 14)")
+    assert report["cluster"]["verdict"] == "pass"
+    multi = [c for c in report["checks"] if c["test"] == "all_reduce_multi" and c["check"] == "busbw"][0]
+    assert multi["node"] == ["gpu1", "gpu2"] and multi["limit"] == 400.0
+    assert "SUPPLIED" in report["markdown"] and "| gpu2 | fail | yes |" in report["markdown"]
+
+
+def test_cluster_failure_drains_nobody_unless_asked():
+    results = [{"node": ["a", "b"], "test": "all_reduce_multi",
+                "result": parse_collective_perf(_text(MI355X_CUT)),
+                "hardware": {"gpu": "mi325x", "ports": 8, "rate_gbps": 400}}]
+    report = judge_run(results, {"a": None, "b": None})
+    assert report["cluster"]["verdict"] == "fail"
+    assert not any(n["drain"] for n in report["nodes"].values())
+    report = judge_run(results, {"a": None, "b": None}, {"drain_on_cluster_failure": True})
+    assert all(n["drain"] for n in report["nodes"].values())
+
+
+@pytest.mark.parametrize("policy, match", [
+    ({"min_efficiency": 80}, "fraction"),
+    ({"nonsense": 1}, "unknown policy"),
+    ({"min_efficiency": {"bogus": 0.5}}, "unknown test"),
+    ({"expect_rdma": "maybe"}, "auto, true or false"),
+])
+def test_bad_policy(policy, match):
+    with pytest.raises(ValidateJudgeError, match=match):
+        policy_of(policy)
+
+
+@pytest.mark.parametrize("results, hardware, match", [
+    ("x", {}, "results must be a list"),
+    ([{"test": "bogus"}], {}, "test must be one of"),
+    ([{"test": "nccl_log", "result": {}}], {}, "needs the node"),
+    ([{"test": "nccl_log", "node": "a", "result": {}}], {}, "nccl_log filter"),
+    ([], [], "hardware must be a dict"),
+    ([], {"a": {"gpu": "h100"}}, "unknown key"),
+])
+def test_bad_input_is_a_clear_error(results, hardware, match):
+    with pytest.raises(ValidateJudgeError, match=match):
+        judge_run(results, hardware)
+
+
+def test_report_markdown_needs_a_report():
+    with pytest.raises(ValidateJudgeError):
+        report_markdown({"x": 1})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.sampled_from(["gpu", "gpu_count", "ports", "rate_gbps", "peer_memory"]),
+                       st.one_of(st.text(max_size=6), st.integers(-5, 500), st.none(), st.booleans())))
+def test_any_override_gives_a_value_error_or_a_result(override):
+    try:
+        node_hardware(override=override)
+    except ValueError:
+        pass
