@@ -1,0 +1,142 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Roles gpucluster.training.megatron and training_jobs on a real 3-container Slurm cluster.
+
+GPUs and RDMA are SIMULATED (see molecule.yml); the Slurm daemons, the nested training
+container and the 2-node CPU torchrun smoke job are real.
+"""
+import json
+import re
+import shlex
+
+import pytest
+
+JOBS = "/opt/gpucluster/jobs"
+LOGS = "/var/log/gpucluster/jobs"
+CONTAINER = "megatron-training"
+
+
+def hostname(host):
+    return host.check_output("hostname")
+
+
+def on_controller(host):
+    return hostname(host) == "training-ctl1"
+
+
+@pytest.mark.parametrize("job", ["llama2_pretrain", "finetune", "smoke"])
+def test_rendered_jobs_pass_sbatch_test_only(host, job):
+    if not on_controller(host):
+        pytest.skip("job scripts live on the submit host")
+    res = host.run("sbatch --test-only %s/%s.sbatch", JOBS, job)
+    assert res.rc == 0, res.stderr
+    assert "to start at" in res.stderr, res.stderr
+
+
+def test_megatron_job_has_the_planned_layout_and_rendezvous(host):
+    if not on_controller(host):
+        pytest.skip("job scripts live on the submit host")
+    text = host.file("%s/llama2_pretrain.sbatch" % JOBS).content_string
+    # the tutorial's job made valid: TP 8 x PP 2 on 2 x 8 GPUs (its TP 8 x PP 4 needs 32 GPUs)
+    for line in ["#SBATCH --nodes=2", "#SBATCH --gres=gpu:8", "export TP=8", "export PP=2", "export CP=1",
+                 "export MBS=4", "export BS=64", "export SEQ_LENGTH=4096", "export TE_FP8=1", "export MODEL_SIZE=70",
+                 "export NNODES=2", "export NCCL_DEBUG=WARN",
+                 "#SBATCH --output=%s/%%x-%%j.out" % LOGS]:
+        assert line in text.splitlines(), line
+    assert 'MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"' in text
+    assert "TP 8 x PP 2 x CP 1 x DP 1" in text
+
+
+def test_megatron_step_execs_into_the_training_container(host):
+    if on_controller(host):
+        pytest.skip("step scripts live on the compute nodes")
+    text = host.file("%s/megatron.step.sh" % JOBS).content_string
+    line = [x for x in text.splitlines() if x.startswith("exec ")][0]
+    assert line.startswith("exec podman exec ")
+    for var in ["NODE_RANK", "NNODES", "MASTER_ADDR", "TP", "PP", "TE_FP8", "NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE"]:
+        assert " -e %s " % var in line, var
+    assert line.endswith("%s bash -c 'cd /workspace/Megatron-LM && exec bash examples/llama/train_llama2.sh'" % CONTAINER)
+    assert 'NODE_RANK="${NODE_RANK:-${SLURM_NODEID:?' in text
+
+
+def test_finetune_step_runs_torchrun_in_the_image_with_the_tutorials_arguments(host):
+    if on_controller(host):
+        pytest.skip("step scripts live on the compute nodes")
+    text = host.file("%s/finetune.step.sh" % JOBS).content_string
+    line = [x for x in text.splitlines() if x.startswith("exec ")][0]
+    assert line.startswith("exec podman run --rm ")
+    # nproc_per_node from the (simulated) probed GPU count; rank variables passed in
+    assert "--nproc_per_node 8" in line
+    assert '--node_rank "$NODE_RANK"' in line and '--master_addr "$MASTER_ADDR"' in line
+    # the command run in the container: bash -c '<torchrun line>', quoted once more for the host shell
+    inner = shlex.split(shlex.split(line)[-1])
+    pairs = dict(zip(inner[inner.index("train.py") + 1::2], inner[inner.index("train.py") + 2::2]))
+    assert pairs["--fsdp"] == "full_shard auto_wrap"
+    assert pairs["--fsdp_transformer_layer_cls_to_wrap"] == "LlamaDecoderLayer"
+    assert pairs["--learning_rate"] == "2e-5" and pairs["--gradient_accumulation_steps"] == "8"
+    assert "--tf32" not in pairs  # AMD nodes: TF32 is an NVIDIA mode
+    assert " -e WANDB_MODE " in line and "export WANDB_MODE=disabled" in text
+
+
+def test_training_container_runs_with_the_derived_flags(host):
+    if on_controller(host):
+        pytest.skip("the container runs on the compute nodes")
+    info = json.loads(host.check_output("podman container inspect %s", CONTAINER))[0]
+    assert info["State"]["Running"]
+    assert info["Config"]["Labels"]["gpucluster.training.config"]
+    hc = info["HostConfig"]
+    assert hc["NetworkMode"] == "host"
+    # --ipc host / --network host: the container shares the node's namespaces (podman 4.3's
+    # inspect shows IpcMode "shareable" even so)
+    for ns in ("ipc", "net"):
+        assert host.check_output("podman exec %s readlink /proc/self/ns/%s", CONTAINER, ns) == host.check_output(
+            "readlink /proc/1/ns/%s", ns)
+    assert "SYS_PTRACE" in " ".join(hc.get("CapAdd") or [])
+    assert "seccomp=unconfined" in (hc.get("SecurityOpt") or [])
+    assert hc["RestartPolicy"]["Name"] == "unless-stopped"
+
+
+def test_inside_the_container(host):
+    if on_controller(host):
+        pytest.skip("the container runs on the compute nodes")
+
+    def inside(cmd):
+        return host.check_output("podman exec %s sh -c %s", CONTAINER, cmd)
+
+    assert "molecule/training test image" in inside("cat /etc/gpucluster-megatron-test-image")
+    assert inside("ulimit -s") == "65536"  # --ulimit stack=67108864 (bytes) = 65536 KiB
+    env = dict(line.split("=", 1) for line in inside("env").splitlines() if "=" in line)
+    assert env["NCCL_SOCKET_IFNAME"] == "eth0" and env["NCCL_IB_DISABLE"] == "1"  # this node's (simulated) rdma facts
+    assert env["NCCL_TOPO_FILE"] == "/etc/gpucluster/topo.xml" and env["MEGATRON_TEST"] == "1"
+    assert "TEST STAND-IN topology" in inside("cat /etc/gpucluster/topo.xml")
+    assert "NCCL_IB_DISABLE=1" in inside("cat /etc/nccl.conf")
+    mounts = inside("cat /proc/self/mounts")
+    assert re.search(r" /data ", mounts) and re.search(r" /checkpoints ", mounts)
+    caps = int(inside("grep CapEff /proc/self/status").split()[1], 16)
+    assert caps & (1 << 19)  # CAP_SYS_PTRACE
+
+
+def test_smoke_job_completed_on_two_nodes_with_rank0_loss(host):
+    if not on_controller(host):
+        pytest.skip("sacct answers on the controller")
+    lines = host.check_output("sacct -X -n -P --name smoke -S now-3600 -o JobID,NNodes,NodeList,State,ExitCode").splitlines()
+    assert lines, "no smoke job in the accounting"
+    job_id, nnodes, nodelist, state, exit_code = lines[-1].split("|")
+    assert (nnodes, state, exit_code) == ("2", "COMPLETED", "0:0"), lines[-1]
+    first = host.check_output("scontrol show hostnames %s", nodelist).splitlines()[0]
+    assert first in ("training-gpu1", "training-gpu2")
+
+
+def test_smoke_log_has_both_nodes_and_a_falling_loss(host):
+    if on_controller(host):
+        pytest.skip("job logs live on the compute nodes")
+    logs = host.run("ls %s/smoke-*.out", LOGS).stdout.split()
+    if not logs:
+        pytest.skip("this node was not the first node of the smoke job")
+    text = host.file(sorted(logs)[-1]).content_string
+    assert re.search(r"^(\[default0\]:)?smoke: world_size=2 backend=gloo ranks=training-gpu\d/0,training-gpu\d/0$", text, re.M), text
+    assert "training-gpu1" in text and "training-gpu2" in text
+    losses = [float(x) for x in re.findall(r"^(?:\[default0\]:)?smoke: step \d+ loss ([0-9.]+)$", text, re.M)]
+    assert len(losses) == 5 and losses[-1] < losses[0], text
+    assert "smoke: done" in text
