@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Build a stand-in sysfs tree (class/infiniband/...) from real captured outputs.
 
-TEST TOOL of the Molecule scenarios rdma and rdma_mismatch; never used on a real node. The
+TEST TOOL of the Molecule scenarios rdma and rdma_mismatch and of the lab; never used on a real node. The
 containers have no RDMA device, so each gets a tree made from captures of real machines in
 tests/fixtures (see tests/fixtures/SOURCES.md):
 
