@@ -24,7 +24,7 @@ setup:
 	tools/setup.sh
 
 lab: setup lab-up
-	ansible-playbook site.yml -i inventories/lab
+	tools/lab-run.sh
 
 lab-up:
 	tools/lab.sh up
