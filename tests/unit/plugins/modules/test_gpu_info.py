@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpucluster.training.plugins.modules import gpu_info
+from ansible_collections.gpucluster.training.tests.unit.plugins.modules.module_harness import Exit, Fail, exits, run_main  # noqa: F401  pylint: disable=unused-import
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 MI300X = (FIXTURES / "rocminfo" / "rocminfo_4xMI300X_gfx942_EPYC9474F_thamada.txt").read_text()
@@ -19,31 +19,8 @@ MI100 = (FIXTURES / "rocminfo" / "rocminfo_MI100_plus_RadeonGraphics_iGPU_Ryzen7
 A100_MIG = (FIXTURES / "nvidia-smi" / "nvidia_smi_q_x_A100-SXM4-80GB_MIG_4instances_drv535_telegraf.xml").read_text()
 
 
-class Exit(Exception):
-    pass
-
-
-class Fail(Exception):
-    pass
-
-
-@pytest.fixture(autouse=True)
-def exits(monkeypatch):
-    def exit_json(self, **kwargs):
-        raise Exit(kwargs)
-
-    def fail_json(self, **kwargs):
-        raise Fail(kwargs)
-
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
-
-
 def run(args, expect=Exit):
-    with patch_module_args(args):
-        with pytest.raises(expect) as info:
-            gpu_info.main()
-    return info.value.args[0]
+    return run_main(gpu_info.main, args, expect)
 
 
 def test_mi300x_capture():

@@ -14,43 +14,19 @@ import os
 from pathlib import Path
 
 import pytest
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import derive_nccl_env
 from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma import parse_show_gids
 from ansible_collections.gpucluster.training.plugins.modules import rdma_info
+from ansible_collections.gpucluster.training.tests.unit.plugins.modules.module_harness import Exit, Fail, exits, run_main  # noqa: F401  pylint: disable=unused-import
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 IBM = "show_gids_CX6_ens1f0_RoCE_v1v2_ipv4_at_index4-5_ibm_ssnr_pr4.txt"
 NCCL1131 = "show_gids_2xCX_RoCE_ens3np0_ens2np0_rows_for_mlx5_0-1_nccl1131.txt"
 
 
-class Exit(Exception):
-    pass
-
-
-class Fail(Exception):
-    pass
-
-
-@pytest.fixture(autouse=True)
-def exits(monkeypatch):
-    def exit_json(self, **kwargs):
-        raise Exit(kwargs)
-
-    def fail_json(self, **kwargs):
-        raise Fail(kwargs)
-
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
-
-
 def run(args, expect=Exit):
-    with patch_module_args(args):
-        with pytest.raises(expect) as info:
-            rdma_info.main()
-    return info.value.args[0]
+    return run_main(rdma_info.main, args, expect)
 
 
 def build_sysfs(root, listing, pci="0000:0c:00.0"):
