@@ -11,14 +11,15 @@ export PY_COLORS ?= 0
 S ?= base
 SCENARIOS := $(sort $(notdir $(patsubst %/molecule.yml,%,$(wildcard molecule/*/molecule.yml))))
 
-.PHONY: help setup lab lab-up lab-test lab-down test unit lint sanity units harness molecule molecule-all clean
+.PHONY: help setup lab lab-up lab-test lab-down test unit lint lint-only sanity units harness molecule molecule-all podman-check clean
 
 help:
 	@echo "make setup       install Debian packages, .venv, node images (idempotent; root)"
 	@echo "make lab         bring up the lab (ctl1 gpu1 gpu2) and run site.yml on it"
 	@echo "make lab-test    make lab, then site.yml through ansible-runner as an AWX job (twice)"
 	@echo "make lab-down    remove the lab containers and network"
-	@echo "make test        lint, sanity, unit tests and every Molecule scenario"
+	@echo "make test        the whole suite (CI): setup, lint, sanity, units, harness, every Molecule"
+	@echo "                 scenario two at a time; prints the time of every phase"
 	@echo "make unit | units | lint | sanity | harness | molecule S=<scenario>"
 
 setup:
@@ -36,8 +37,8 @@ lab-test: lab
 lab-down:
 	tools/lab.sh down
 
-test: setup lint sanity units harness molecule-all
-	@echo "make test: all checks passed"
+test:
+	tools/test-all.sh
 
 unit: setup
 	PYTHONPATH=$(ROOT)/.tmp/collections python -m pytest tests/unit -q -p no:cacheprovider
@@ -45,9 +46,14 @@ unit: setup
 harness: setup
 	python -m pytest tests/harness -q -p no:cacheprovider
 
-lint: setup
+lint: setup lint-only
+
+lint-only:
 	yamllint -s .
 	ansible-lint --offline --profile production
+
+podman-check:
+	tools/podman-check.sh
 
 sanity: setup
 	tools/ansible-test.sh sanity

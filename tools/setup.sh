@@ -7,8 +7,13 @@ cd "$(dirname "$0")/.."
 
 say() { printf '\n== %s\n' "$*"; }
 
+# Every package the lab and the test suite use on this machine (tests/harness/test_tools.py checks
+# that each command the tools call comes from one of these or from a base Debian system):
+#   golang-github-containernetworking-plugin-dnsname: containers on a CNI network (podman 4.3)
+#   resolve each other by name (Molecule's test-double repository hosts); tools/podman-check.sh
 need_pkgs=(podman runc uidmap debootstrap python3-venv slirp4netns fuse-overlayfs
-           containernetworking-plugins make git shellcheck)
+           containernetworking-plugins golang-github-containernetworking-plugin-dnsname
+           make git shellcheck)
 missing=()
 for p in "${need_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -61,4 +66,5 @@ if [[ -n "$pipver" ]]; then
 fi
 
 tools/build-images.sh
+tools/podman-check.sh
 say "setup complete"

@@ -39,3 +39,20 @@ def test_lab_up_is_refused_without_an_image(tmp_path):
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
         "lab: node image localhost/gpucluster-node:bookworm is missing: run 'make setup' (tools/build-images.sh)"]
+
+
+def test_podman_check_says_names_do_not_resolve(tmp_path):
+    # podman runs containers, but a container cannot resolve another one's name (podman 4.3 CNI
+    # without the dnsname plugin: what a fresh Debian 12 machine had before setup installed it)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    stub = bindir / "podman"
+    stub.write_text('#!/bin/sh\ncase "$*" in *getent*) exit 2;; esac\nexit 0\n')
+    stub.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bindir}:/usr/bin:/bin")
+    result = subprocess.run([str(ROOT / "tools/podman-check.sh")], env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "podman-check: containers on a podman network cannot resolve each other's names (the test-double "
+        "repository hosts are reached by name): install the CNI dnsname plugin with 'make setup' "
+        "(Debian package golang-github-containernetworking-plugin-dnsname)"]

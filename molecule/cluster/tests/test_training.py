@@ -1,7 +1,8 @@
 # Copyright: contributors to gpucluster.training
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Roles gpucluster.training.megatron and training_jobs on a real 3-container Slurm cluster.
+"""Training stage (megatron, training_jobs) after the other stages of site.yml, on a real
+3-container Slurm cluster.
 
 GPUs and RDMA are SIMULATED (see molecule.yml); the Slurm daemons, the nested training
 container and the 2-node CPU torchrun smoke job are real.
@@ -22,7 +23,7 @@ def hostname(host):
 
 
 def on_controller(host):
-    return hostname(host) == "training-ctl1"
+    return hostname(host) == "cluster-ctl1"
 
 
 @pytest.mark.parametrize("job", ["llama2_pretrain", "finetune", "smoke"])
@@ -38,14 +39,14 @@ def test_megatron_job_has_the_planned_layout_and_rendezvous(host):
     if not on_controller(host):
         pytest.skip("job scripts live on the submit host")
     text = host.file("%s/llama2_pretrain.sbatch" % JOBS).content_string
-    # the tutorial's job made valid: TP 8 x PP 2 on 2 x 8 GPUs (its TP 8 x PP 4 needs 32 GPUs)
-    for line in ["#SBATCH --nodes=2", "#SBATCH --gres=gpu:8", "export TP=8", "export PP=2", "export CP=1",
-                 "export MBS=4", "export BS=64", "export SEQ_LENGTH=4096", "export TE_FP8=1", "export MODEL_SIZE=70",
+    # the layout of molecule.yml on 2 x 4 (simulated) GPUs: TP 4, DP 2
+    for line in ["#SBATCH --nodes=2", "#SBATCH --gres=gpu:4", "export TP=4", "export PP=1", "export CP=1",
+                 "export MBS=4", "export BS=64", "export SEQ_LENGTH=4096", "export TE_FP8=1", "export MODEL_SIZE=7",
                  "export NNODES=2", "export NCCL_DEBUG=WARN",
                  "#SBATCH --output=%s/%%x-%%j.out" % LOGS]:
         assert line in text.splitlines(), line
     assert 'MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"' in text
-    assert "TP 8 x PP 2 x CP 1 x DP 1" in text
+    assert "TP 4 x PP 1 x CP 1 x DP 2" in text
 
 
 def test_megatron_step_execs_into_the_training_container(host):
@@ -67,7 +68,7 @@ def test_finetune_step_runs_torchrun_in_the_image_with_the_tutorials_arguments(h
     line = [x for x in text.splitlines() if x.startswith("exec ")][0]
     assert line.startswith("exec podman run --rm ")
     # nproc_per_node from the (simulated) probed GPU count; rank variables passed in
-    assert "--nproc_per_node 8" in line
+    assert "--nproc_per_node 4" in line
     assert '--node_rank "$NODE_RANK"' in line and '--master_addr "$MASTER_ADDR"' in line
     # the command run in the container: bash -c '<torchrun line>', quoted once more for the host shell
     inner = shlex.split(shlex.split(line)[-1])
@@ -104,13 +105,15 @@ def test_inside_the_container(host):
     def inside(cmd):
         return host.check_output("podman exec %s sh -c %s", CONTAINER, cmd)
 
-    assert "molecule/training test image" in inside("cat /etc/gpucluster-megatron-test-image")
+    assert "molecule/cluster test image" in inside("cat /etc/gpucluster-megatron-test-image")
     assert inside("ulimit -s") == "65536"  # --ulimit stack=67108864 (bytes) = 65536 KiB
     env = dict(line.split("=", 1) for line in inside("env").splitlines() if "=" in line)
-    assert env["NCCL_SOCKET_IFNAME"] == "eth0" and env["NCCL_IB_DISABLE"] == "1"  # this node's (simulated) rdma facts
+    # what the rdma role derived on this node from its (simulated) ports: the stages compose
+    assert env["NCCL_SOCKET_IFNAME"] == "=eth0" and env["NCCL_IB_DISABLE"] == "0"
+    assert env["NCCL_IB_HCA"] == "=mlx5_0:1,mlx5_1:1" and env["NCCL_IB_GID_INDEX"] == "3"
     assert env["NCCL_TOPO_FILE"] == "/etc/gpucluster/topo.xml" and env["MEGATRON_TEST"] == "1"
     assert "TEST STAND-IN topology" in inside("cat /etc/gpucluster/topo.xml")
-    assert "NCCL_IB_DISABLE=1" in inside("cat /etc/nccl.conf")
+    assert "NCCL_IB_GID_INDEX=3" in inside("cat /etc/nccl.conf").splitlines()
     mounts = inside("cat /proc/self/mounts")
     assert re.search(r" /data ", mounts) and re.search(r" /checkpoints ", mounts)
     caps = int(inside("grep CapEff /proc/self/status").split()[1], 16)
@@ -125,7 +128,7 @@ def test_smoke_job_completed_on_two_nodes_with_rank0_loss(host):
     job_id, nnodes, nodelist, state, exit_code = lines[-1].split("|")
     assert (nnodes, state, exit_code) == ("2", "COMPLETED", "0:0"), lines[-1]
     first = host.check_output("scontrol show hostnames %s", nodelist).splitlines()[0]
-    assert first in ("training-gpu1", "training-gpu2")
+    assert first in ("cluster-gpu1", "cluster-gpu2")
 
 
 def test_smoke_log_has_both_nodes_and_a_falling_loss(host):
@@ -135,8 +138,8 @@ def test_smoke_log_has_both_nodes_and_a_falling_loss(host):
     if not logs:
         pytest.skip("this node was not the first node of the smoke job")
     text = host.file(sorted(logs)[-1]).content_string
-    assert re.search(r"^(\[default0\]:)?smoke: world_size=2 backend=gloo ranks=training-gpu\d/0,training-gpu\d/0$", text, re.M), text
-    assert "training-gpu1" in text and "training-gpu2" in text
+    assert re.search(r"^(\[default0\]:)?smoke: world_size=2 backend=gloo ranks=cluster-gpu\d/0,cluster-gpu\d/0$", text, re.M), text
+    assert "cluster-gpu1" in text and "cluster-gpu2" in text
     losses = [float(x) for x in re.findall(r"^(?:\[default0\]:)?smoke: step \d+ loss ([0-9.]+)$", text, re.M)]
     assert len(losses) == 5 and losses[-1] < losses[0], text
     assert "smoke: done" in text

@@ -1,10 +1,10 @@
 # Copyright: contributors to gpucluster.training
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Role gpucluster.training.base on three real containers."""
+"""Role gpucluster.training.base (site.yml's base stage) on three real containers."""
 import pytest
 
-NODES = ["base-ctl1", "base-gpu1", "base-gpu2"]
+NODES = ["cluster-ctl1", "cluster-gpu1", "cluster-gpu2"]
 
 
 @pytest.mark.parametrize("peer", NODES)
@@ -21,7 +21,7 @@ def test_hosts_block_addresses_are_the_peers_real_addresses(host):
     block = host.file("/etc/hosts").content_string.split("# BEGIN gpucluster.training cluster members")[1].split("# END")[0]
     entries = dict((line.split()[-1], line.split()[0]) for line in block.strip().splitlines())
     assert sorted(entries) == NODES
-    ping = host.run("ping -c1 -W2 %s", entries["base-ctl1"]) if host.exists("ping") else None
+    ping = host.run("ping -c1 -W2 %s", entries["cluster-ctl1"]) if host.exists("ping") else None
     own = host.check_output("hostname")
     assert entries[own] in host.check_output("ip -4 -o addr show")
     if ping is not None:
@@ -46,11 +46,11 @@ def test_chrony_runs_without_clock_control(host):
 
 
 def test_compute_nodes_take_time_from_the_controller(host):
-    if host.check_output("hostname") == "base-ctl1":
+    if host.check_output("hostname") == "cluster-ctl1":
         assert "local stratum 10" in host.file("/etc/chrony/chrony.conf").content_string
         return
     sources = host.run("chronyc -n sources")
     assert sources.rc == 0
     conf = host.file("/etc/chrony/chrony.conf").content_string
-    assert "server base-ctl1 iburst" in conf
+    assert "server cluster-ctl1 iburst" in conf
     assert "pool" not in conf

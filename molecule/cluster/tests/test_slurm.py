@@ -5,13 +5,14 @@
 
 GPUs are SIMULATED (stand-in render nodes + gpucluster_gpus facts set in molecule.yml)."""
 import os
+import re
 import subprocess
 
 import pytest
 import testinfra
 
-CTL = "slurm-ctl1"
-COMPUTE = ["slurm-gpu1", "slurm-gpu2"]
+CTL = "cluster-ctl1"
+COMPUTE = ["cluster-gpu1", "cluster-gpu2"]
 DB_PASSWORD = "molecule-test-only-db-password"
 
 
@@ -52,7 +53,7 @@ def test_daemons_active(host):
 def test_both_nodes_idle_with_gpu_gres():
     out = on(CTL).check_output('sinfo --noheader -N -o "%N %G %t"')
     lines = sorted(out.splitlines())
-    assert lines == ["slurm-gpu1 gpu:mi300x:8 idle", "slurm-gpu2 gpu:mi300x:8 idle"], out
+    assert lines == ["cluster-gpu1 gpu:mi300x:4 idle", "cluster-gpu2 gpu:mi300x:4 idle"], out
 
 
 def test_srun_answers_from_both_nodes():
@@ -98,13 +99,13 @@ def test_config_files(host):
         dbd = host.file("/etc/slurm/slurmdbd.conf")
         assert dbd.user == "slurm" and dbd.mode == 0o600
     gres = host.file("/etc/slurm/gres.conf").content_string
-    assert "NodeName=slurm-gpu[1-2] Name=gpu Type=mi300x File=/dev/dri/renderD[128-135]" in gres.splitlines()
+    assert "NodeName=cluster-gpu[1-2] Name=gpu Type=mi300x File=/dev/dri/renderD[128-131]" in gres.splitlines()
     cgroup = host.file("/etc/slurm/cgroup.conf").content_string.splitlines()
     assert "ConstrainDevices=YES" in cgroup
     assert "CgroupAutomount=yes" in cgroup  # 22.05 still takes it (refused from 24.05)
     conf = host.file("/etc/slurm/slurm.conf").content_string.splitlines()
-    assert "SlurmctldHost=slurm-ctl1(%s)" % on(CTL).check_output("hostname -I").split()[0] in conf
-    assert any(line.startswith("NodeName=slurm-gpu[1-2] ") and "Gres=gpu:mi300x:8" in line for line in conf)
+    assert "SlurmctldHost=cluster-ctl1(%s)" % on(CTL).check_output("hostname -I").split()[0] in conf
+    assert any(line.startswith("NodeName=cluster-gpu[1-2] ") and "Gres=gpu:mi300x:4" in line for line in conf)
     assert not any(line.startswith(("ControlMachine", "Gres=")) for line in conf)
 
 
@@ -120,7 +121,7 @@ def _side_play(extra):
                ANSIBLE_CONFIG=os.path.join(root, "ansible.cfg"))
     return subprocess.run(
         [os.path.join(root, ".venv/bin/ansible-playbook"), "--check", "-i", os.environ["MOLECULE_INVENTORY_FILE"],
-         os.path.join(root, "molecule/slurm/preflight-fail.yml"), "-e", extra],
+         os.path.join(root, "molecule/cluster/preflight-fail.yml"), "-e", extra],
         capture_output=True, text=True, env=env, timeout=300, check=False)
 
 
@@ -128,7 +129,7 @@ def _side_play(extra):
     ('{"slurm_common_partitions": [{"name": "gpu", "groups": ["gpu_nodes"]}]}',
      "partition gpu names node group gpu_nodes, which is not an inventory group"),
     ('{"slurm_common_controller_group": "no_such_group"}',
-     "slurm-ctl1 runs gpucluster.training.slurm_controller but is not in inventory group no_such_group"),
+     "cluster-ctl1 runs gpucluster.training.slurm_controller but is not in inventory group no_such_group"),
     ('{"slurm_common_munge_key": "c2hvcnQ="}', "slurm_common_munge_key must be the base64 of a 32 to 1024 byte key"),
 ])
 def test_preflight_stops_a_bad_inventory_before_any_change(extra, message):
@@ -138,3 +139,64 @@ def test_preflight_stops_a_bad_inventory_before_any_change(extra, message):
     assert run.returncode != 0
     assert message in run.stdout, run.stdout[-3000:]
     assert "changed=0" in run.stdout
+
+
+def test_bad_cluster_name_is_refused_before_any_host_changes():
+    # site.yml itself (every stage selected, not check mode): the preflight play refuses the value
+    # before the first stage, so no host changes and slurm.conf stays byte for byte as it was
+    ctl = on(CTL)
+    before = ctl.check_output("sha256sum /etc/slurm/slurm.conf")
+    root = os.environ.get("MOLECULE_PROJECT_DIRECTORY", os.getcwd())
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH="%s/.tmp/collections:%s/.venv/lib/python3.11/site-packages" % (root, root),
+               ANSIBLE_CONFIG=os.path.join(root, "ansible.cfg"))
+    run = subprocess.run(
+        [os.path.join(root, ".venv/bin/ansible-playbook"), "-i", os.environ["MOLECULE_INVENTORY_FILE"],
+         os.path.join(root, "site.yml"), "-e", '{"slurm_common_cluster_name": "bad name!"}'],
+        capture_output=True, text=True, env=env, timeout=600, check=False)
+    print(run.stdout[-2500:])
+    assert run.returncode != 0
+    assert 'slurm_common_cluster_name="bad name!" is not a Slurm cluster name' in run.stdout
+    recap = run.stdout[run.stdout.index("PLAY RECAP"):]
+    for name in [CTL] + COMPUTE:
+        assert re.search(r"^%s +: .*changed=0 " % re.escape(name), recap, re.M), recap
+    assert ctl.check_output("sha256sum /etc/slurm/slurm.conf") == before
+
+
+def test_slurm_conf_that_slurm_cannot_parse_never_replaces_the_running_one():
+    # a key no preflight knows of: Slurm's own parser (the template step's validate) refuses the
+    # new file, so the running slurm.conf stays and the run fails naming Slurm's error
+    ctl = on(CTL)
+    before = ctl.check_output("sha256sum /etc/slurm/slurm.conf")
+    root = os.environ.get("MOLECULE_PROJECT_DIRECTORY", os.getcwd())
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH="%s/.tmp/collections:%s/.venv/lib/python3.11/site-packages" % (root, root),
+               ANSIBLE_CONFIG=os.path.join(root, "ansible.cfg"))
+    run = subprocess.run(
+        [os.path.join(root, ".venv/bin/ansible-playbook"), "-i", os.environ["MOLECULE_INVENTORY_FILE"],
+         os.path.join(root, "site.yml"), "-e", '{"site_stages": ["slurm"], "slurm_common_config": {"NoSuchSlurmKey": "1"}}'],
+        capture_output=True, text=True, env=env, timeout=600, check=False)
+    print(run.stdout[-2500:])
+    assert run.returncode != 0
+    assert "NoSuchSlurmKey" in run.stdout and "failed to validate" in run.stdout
+    assert ctl.check_output("sha256sum /etc/slurm/slurm.conf") == before
+    assert ctl.check_output("scontrol ping").find("is UP") >= 0
+
+
+def test_invalid_megatron_layout_is_refused_before_any_host_changes():
+    # the tutorial's TP 8 x PP 4: the preflight play reads the GPUs (read-only) and the planner
+    # refuses the layout before the first stage; no host changes
+    root = os.environ.get("MOLECULE_PROJECT_DIRECTORY", os.getcwd())
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH="%s/.tmp/collections:%s/.venv/lib/python3.11/site-packages" % (root, root),
+               ANSIBLE_CONFIG=os.path.join(root, "ansible.cfg"))
+    layout = '{"training_jobs_megatron_layout": {"tp": 8, "pp": 4, "micro_batch_size": 4, "global_batch_size": 64, "seq_length": 4096}}'
+    run = subprocess.run(
+        [os.path.join(root, ".venv/bin/ansible-playbook"), "-i", os.environ["MOLECULE_INVENTORY_FILE"],
+         os.path.join(root, "site.yml"), "-e", layout],
+        capture_output=True, text=True, env=env, timeout=600, check=False)
+    print(run.stdout[-2500:])
+    assert run.returncode != 0
+    assert "world size 8 (2 nodes x 4 GPUs) is not divisible by TP x PP x CP = 8 x 4 x 1 = 32" in run.stdout
+    assert "Preflight (inventory and cross-host checks, before any host changes)" in run.stdout
+    assert "PLAY [Base settings on every cluster node]" not in run.stdout
+    recap = run.stdout[run.stdout.index("PLAY RECAP"):]
+    for name in [CTL] + COMPUTE:
+        assert re.search(r"^%s +: .*changed=0 " % re.escape(name), recap, re.M), recap

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The whole test suite (`make test`, run by .ci/run): setup, lint, sanity, units, harness, then
+# every Molecule scenario, two at a time (longest first), each in its own log. Prints the time of
+# every phase and the total, and exits non-zero if any phase failed.
+#   TEST_JOBS=1 tools/test-all.sh      scenarios one after the other
+#   SCENARIOS="cluster rdma" ...       only these scenarios
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+export PATH=$PWD/.venv/bin:$PATH
+logs=.tmp/test-logs
+mkdir -p "$logs"
+jobs=${TEST_JOBS:-2}
+# Longest first, so the two lanes finish close together (times in README, "Tests").
+order=(cluster rocm slurm-trixie cuda rdma rdma_mismatch)
+all=$(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml | cut -d/ -f2 | sort)
+scenarios=${SCENARIOS:-$( { printf '%s\n' "${order[@]}" | grep -Fxf <(echo "$all"); echo "$all" | grep -vFxf <(printf '%s\n' "${order[@]}"); } )}
+
+results=()
+failed=0
+start_all=$(date +%s)
+
+phase() {  # phase NAME COMMAND...: run, time, record
+  local name=$1; shift
+  local t0 rc
+  t0=$(date +%s)
+  printf '\n===== %s\n' "$name"
+  "$@"; rc=$?
+  results+=("$(printf '%-22s %5ss  %s' "$name" "$(( $(date +%s) - t0 ))" "$([[ $rc == 0 ]] && echo ok || echo FAILED)")")
+  ((rc == 0)) || failed=$((failed + 1))
+  return "$rc"
+}
+
+summary() {
+  local passed=$(( ${#results[@]} - failed ))
+  printf '\n===== make test: time of every phase\n'
+  printf '%s\n' "${results[@]}"
+  printf '%-22s %5ss\n' total "$(( $(date +%s) - start_all ))"
+  echo "make test: $passed passed, $failed failed"
+}
+trap summary EXIT
+
+phase setup tools/setup.sh || exit 1
+phase lint make -s lint-only
+phase sanity tools/ansible-test.sh sanity
+phase units tools/ansible-test.sh units
+phase harness python -m pytest tests/harness -q -p no:cacheprovider
+
+# Scenarios in parallel lanes; each writes .tmp/test-logs/<scenario>.log and a .rc/.time file.
+run_one() {
+  local s=$1 t0 rc
+  t0=$(date +%s)
+  tools/molecule.sh "$s" > ".tmp/test-logs/$s.log" 2>&1; rc=$?
+  echo "$rc" > ".tmp/test-logs/$s.rc"; echo "$(( $(date +%s) - t0 ))" > ".tmp/test-logs/$s.time"
+  printf 'molecule %-16s %5ss  %s\n' "$s" "$(cat ".tmp/test-logs/$s.time")" "$([[ $rc == 0 ]] && echo ok || echo FAILED)"
+}
+export -f run_one
+printf '\n===== molecule: %s (%s at a time; logs in %s)\n' "$(tr '\n' ' ' <<< "$scenarios")" "$jobs" "$logs"
+rm -f "$logs"/*.rc "$logs"/*.time
+printf '%s\n' "$scenarios" | xargs -P "$jobs" -I{} bash -c 'run_one {}'
+for s in $scenarios; do  # one name a line: word splitting is wanted here
+  rc=$(cat "$logs/$s.rc" 2>/dev/null || echo 1)
+  results+=("$(printf '%-22s %5ss  %s' "molecule $s" "$(cat "$logs/$s.time" 2>/dev/null || echo '?')" "$([[ $rc == 0 ]] && echo ok || echo FAILED)")")
+  if [[ $rc != 0 ]]; then
+    failed=$((failed + 1))
+    printf '\n===== molecule %s FAILED: last lines of %s\n' "$s" "$logs/$s.log"
+    tail -n 120 "$logs/$s.log"
+  fi
+done
+((failed == 0))
