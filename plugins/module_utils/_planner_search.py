@@ -21,6 +21,9 @@ import math
 from ansible_collections.gpucluster.training.plugins.module_utils._planner_estimate import (
     evaluate,
 )
+from ansible_collections.gpucluster.training.plugins.module_utils._planner_throughput import (
+    outside_calibration,
+)
 
 RECOMPUTE = ("none", "selective", "full")
 
@@ -39,6 +42,7 @@ def suggestion(ctx, result):
         "tokens_per_s_per_gpu": round_or_none(est.get("tokens_per_s_per_gpu"), 1),
         "step_time_s": round_or_none(est.get("step_time_s"), 3),
     })
+    layout["extrapolated"] = outside_calibration(ctx)
     layout["summary"] = describe_layout(layout)
     return layout
 
@@ -60,6 +64,8 @@ def describe_layout(s):
             verdict)
     if s.get("tokens_per_s_per_gpu") is not None:
         text += ", ~%.0f tokens/s/GPU" % s["tokens_per_s_per_gpu"]
+    if s.get("extrapolated"):
+        text += " (extrapolated: %s)" % "; ".join(s["extrapolated"])
     return text
 
 
@@ -185,6 +191,8 @@ def layout_key(layout):
 def rank(ctx, limit=10):
     """Every valid layout that fits, best estimated tokens/s per GPU first (then lower
     memory), keeping the best VPP / micro batch / recomputation of each TP x PP x CP.
+    Layouts outside the range of the published runs the throughput model was fitted on
+    (``outside_calibration``: their estimate is an extrapolation) come after the others.
 
     Varies TP, PP, CP, VPP and micro batch size (recompute only where a layout does not
     fit without it); keeps the model, cluster, GPU, global batch, sequence length,
@@ -195,7 +203,8 @@ def rank(ctx, limit=10):
         est = res["estimate"]
         if res["violations"] or not est or est["memory"]["fits"] is False:
             continue
-        key = (-(est["tokens_per_s_per_gpu"] or 0.0), est["memory"]["total_gib"])
+        key = (bool(outside_calibration(cand)), -(est["tokens_per_s_per_gpu"] or 0.0),
+               est["memory"]["total_gib"])
         layout = layout_key(cand)
         if layout not in best or key < best[layout][0]:
             best[layout] = (key, cand, res)

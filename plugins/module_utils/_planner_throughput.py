@@ -43,7 +43,7 @@ from __future__ import annotations
 # table and the Llama 3 405B BF16 run). The hold-out cases were not used.
 CALIBRATION = {
     # Fraction of the dense peak a large GEMM reaches, per precision.
-    "gemm_efficiency": {"bf16": 0.80, "fp8": 0.56},
+    "gemm_efficiency": {"bf16": 0.80, "fp8": 0.60},
     # Matrix dimension at which a GEMM runs at half its large-size efficiency
     # (efficiency factor x / (x + half) per dimension).
     "gemm_half_dim": 96.0,
@@ -54,7 +54,32 @@ CALIBRATION = {
     "elementwise_bytes": 40.0,
     # Fixed cost per layer and micro batch (kernel launches, synchronisation), seconds.
     "layer_overhead_s": 250e-6,
+    # Fixed cost of one CP ring step of one layer (a flash-attention call on a chunk and
+    # the P2P wait), seconds; 2 x CP steps per layer and micro batch (forward, backward).
+    "cp_step_overhead_s": 100e-6,
 }
+
+# GPUs without a published Megatron run with its layout: their efficiency relative to the
+# H100 constants above, from one benchmark suite run on both (Azure ND H100 v5 and ND
+# MI300X v5, https://github.com/samuel-bohman/AI-benchmarking-guide Azure_Results/
+# ND_H100_v5_results.md and ND_MI300X_v5_results.md): FP8 GEMM 8192^3 1290.1 TF on H100
+# (65.2 % of 1978.9) and 1159.23 TF on MI300X (44.3 % of 2614.9); 4096^3 1216.9 and
+# 955.17 TF (the size sensitivity gives MI300X a half-efficiency dimension ~3.5x H100's
+# and, extrapolated to large sizes, ~0.72x H100's fraction of peak); FlashAttention-2
+# 327.9 TF (H100, head dim 128, 33 % of BF16 peak) and 328.6 TF (MI300X, head dim 64,
+# 25 %); HBM copy 2.90 of 3.35 TB/s and 4.11 of 5.3 TB/s. MI325X shares MI300X's
+# compute dies (assumed equal). Other GPUs: H100 constants (low confidence).
+GPU_EFFICIENCY = {
+    "mi300x": {"gemm": 0.72, "gemm_half_dim": 3.5, "attention": 0.76, "hbm": 0.90,
+               "large_gemm_flops": 1.1e12, "large_gemm_floor": 0.876},
+    "mi325x": {"gemm": 0.72, "gemm_half_dim": 3.5, "attention": 0.76, "hbm": 0.90,
+               "large_gemm_flops": 1.1e12, "large_gemm_floor": 0.876},
+}
+# The same suite shows MI300X slowing down on very large GEMMs (power-limited clocks):
+# 16384^3 1015.1 TF and 32768^3 1029.14 TF against 1159.23 TF at 8192^3 (x0.876);
+# modelled as a factor (F0 / F)^0.064 above F0 = 2 x 8192^3 FLOPs, floored at 0.876.
+_NO_SCALING = {"gemm": 1.0, "gemm_half_dim": 1.0, "attention": 1.0, "hbm": 1.0,
+               "large_gemm_flops": None, "large_gemm_floor": 1.0}
 
 # Not fitted (stated assumptions).
 ASSUMPTIONS = {
@@ -84,8 +109,12 @@ def gemm_efficiency(m, n, k, top, half):
     return top * _dim(m, half) * _dim(n, half) * _dim(k, half)
 
 
-def _gemm_time(m, n, k, peak, top, half):
-    return 2.0 * m * n * k / (peak * gemm_efficiency(m, n, k, top, half))
+def _gemm_time(m, n, k, peak, top, half, scale=None):
+    flops = 2.0 * m * n * k
+    eff = gemm_efficiency(m, n, k, top, half)
+    if scale and scale.get("large_gemm_flops") and flops > scale["large_gemm_flops"]:
+        eff *= max(scale["large_gemm_floor"], (scale["large_gemm_flops"] / flops) ** 0.064)
+    return flops / (peak * eff)
 
 
 def _fabric(ctx, group, in_node):
@@ -116,10 +145,11 @@ def step_time(ctx, dp, gbs, nmb, shard_params, vpad):
         return None
     peak *= 1e12
     bf16 *= 1e12
-    top = cal["gemm_efficiency"][ctx["precision"]]
+    scale = GPU_EFFICIENCY.get(gpu.get("preset"), _NO_SCALING)
+    top = cal["gemm_efficiency"][ctx["precision"]] * scale["gemm"]
     if ctx.get("mfu") is not None:
         top = ctx["mfu"]
-    half = cal["gemm_half_dim"]
+    half = cal["gemm_half_dim"] * scale["gemm_half_dim"]
     tp, pp, cp, vpp = ctx["tp"], ctx["pp"], ctx["cp"], ctx["vpp"]
     gpn = ctx["gpus_per_node"]
     seq = ctx["seq_length"]
@@ -131,14 +161,15 @@ def step_time(ctx, dp, gbs, nmb, shard_params, vpad):
     kv_local = max(g // tp, 1) * d
 
     # One layer, one micro batch, forward.
-    gemm_f = (_gemm_time(tokens, (a * d + 2 * g * d) / float(tp), h, peak, top, half)
-              + _gemm_time(tokens, h, a * d / float(tp), peak, top, half)
-              + _gemm_time(tokens, gated * ffn / float(tp), h, peak, top, half)
-              + _gemm_time(tokens, h, ffn / float(tp), peak, top, half))
+    gemm_f = (_gemm_time(tokens, (a * d + 2 * g * d) / float(tp), h, peak, top, half, scale)
+              + _gemm_time(tokens, h, a * d / float(tp), peak, top, half, scale)
+              + _gemm_time(tokens, gated * ffn / float(tp), h, peak, top, half, scale)
+              + _gemm_time(tokens, h, ffn / float(tp), peak, top, half, scale))
     chunk = seq / float(2 * cp) if cp > 1 else float(seq)
-    attn_eff = cal["attention_efficiency"] * _dim(chunk, half)
+    attn_eff = cal["attention_efficiency"] * scale["attention"] * _dim(chunk, half)
     attn_f = 0.5 * 4.0 * tokens * seq * a * d / tp / (bf16 * attn_eff)
-    mem_bw = (gpu.get("memory_bandwidth_tbs") or 2.0) * 1e12 * ASSUMPTIONS["hbm_efficiency"]
+    mem_bw = ((gpu.get("memory_bandwidth_tbs") or 2.0) * 1e12 * ASSUMPTIONS["hbm_efficiency"]
+              * scale["hbm"])
     elem_bytes = cal["elementwise_bytes"] * tokens * (h / float(tp if sp else 1) + ffn / float(tp))
     if ctx["precision"] == "fp8":
         # Casts of every GEMM input (read 2 bytes, write 1), forward, dgrad and wgrad.
@@ -160,7 +191,7 @@ def step_time(ctx, dp, gbs, nmb, shard_params, vpad):
         in_node = tp * cp <= gpn and gpn % (tp * cp) == 0
         kv_chunk = 2.0 * tokens * kv_local * 2.0
         ring = 3.0 * (cp - 1) * kv_chunk / _fabric(ctx, 2, in_node)
-        cp_comm = max(0.0, ring - 3.5 * attn_f)
+        cp_comm = max(0.0, ring - 3.5 * attn_f) + 2.0 * cp * cal["cp_step_overhead_s"]
     recompute = 0.0
     if ctx["recompute"] == "selective":
         recompute = attn_f
@@ -169,7 +200,7 @@ def step_time(ctx, dp, gbs, nmb, shard_params, vpad):
     per_layer = layer + tp_comm + cp_comm + recompute
 
     # The last stage: its layers plus the output layer and the loss.
-    logits = 3.0 * _gemm_time(tokens, vpad / float(tp), h, peak, top, half)
+    logits = 3.0 * _gemm_time(tokens, vpad / float(tp), h, peak, top, half, scale)
     logits += 12.0 * tokens * vpad / tp / mem_bw
     interleaved = vpp > 1 and pp > 1
     p2p = 0.0
@@ -237,25 +268,48 @@ def step_time(ctx, dp, gbs, nmb, shard_params, vpad):
 CALIBRATED_GPUS = ("h100",)
 
 
+def outside_calibration(ctx):
+    """Why the layout is outside the range of the published runs the model was fitted and
+    checked on (empty when inside): every published run keeps the hidden size per TP rank
+    at most 5120 (7B-13B at TP1, 70B-175B at TP4, 405B at TP8), keeps TP inside a node and
+    uses CP only from 4096 tokens per CP rank (CP2 at 8k, CP16 at 128k). Outside that
+    range the estimate is an extrapolation: the ranking lists such layouts after the
+    others."""
+    out = []
+    m = ctx["model"]
+    if ctx["tp"] < 1 or ctx["cp"] < 1 or ctx["seq_length"] < 1:
+        return out
+    if m["hidden"] / float(ctx["tp"]) > MAX_HIDDEN_PER_TP_RANK:
+        out.append("hidden %d / TP %d = %d per TP rank: published runs of models this wide "
+                   "use more TP" % (m["hidden"], ctx["tp"], m["hidden"] // ctx["tp"]))
+    if ctx["tp"] > ctx["gpus_per_node"]:
+        out.append("TP spans nodes")
+    if ctx["cp"] > 1 and ctx["seq_length"] / float(ctx["cp"]) < MIN_TOKENS_PER_CP_RANK:
+        out.append("CP %d at sequence %d: %d tokens per CP rank, published runs use CP only "
+                   "from %d" % (ctx["cp"], ctx["seq_length"], ctx["seq_length"] // ctx["cp"],
+                                MIN_TOKENS_PER_CP_RANK))
+    return out
+
+
+MAX_HIDDEN_PER_TP_RANK = 5120
+MIN_TOKENS_PER_CP_RANK = 4096
+
+
 def confidence(ctx):
     """How far the estimate can be trusted, and why: ``medium`` inside the calibrated
-    range (H100-class GPU, TP within a node, CP <= 2 below 32k tokens), ``low`` outside it.
-    Never ``high``: the model is fitted on a handful of published runs."""
-    reasons = []
+    range on a calibrated GPU, ``low`` otherwise. Never ``high``: the model is fitted on
+    a handful of published runs (errors in docs/planner-calibration.md)."""
+    reasons = ["outside the published runs: " + r for r in outside_calibration(ctx)]
     gpu = ctx["gpu"]
     if gpu.get("preset") not in CALIBRATED_GPUS:
         reasons.append(
-            "GPU %s is not calibrated: the efficiency fractions fitted on H100 are applied "
-            "to its peak (no published Megatron run with its layout was found for it), so "
-            "the estimate is likely optimistic" % (gpu.get("preset") or gpu.get("name")))
+            "GPU %s has no published Megatron run with its layout to fit on: H100-fitted "
+            "constants scaled by measured GEMM/attention/HBM ratios%s"
+            % (gpu.get("preset") or gpu.get("name"),
+               "" if gpu.get("preset") in GPU_EFFICIENCY else " (none measured: unscaled)"))
     if ctx.get("mfu") is not None:
         reasons.append("mfu %.2f given: it replaces the calibrated large-GEMM efficiency"
                        % ctx["mfu"])
-    if ctx["tp"] > ctx["gpus_per_node"]:
-        reasons.append("TP spans nodes: not in the calibration data")
-    if ctx["cp"] > 2 and ctx["seq_length"] < 32768:
-        reasons.append("CP %d at sequence %d: not in the calibration data"
-                       % (ctx["cp"], ctx["seq_length"]))
     if ctx["fsdp"]:
         reasons.append("FSDP: communication modelled coarsely, not calibrated")
     if not reasons:
