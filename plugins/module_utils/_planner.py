@@ -314,6 +314,7 @@ def _plan_from_ctx(ctx, max_suggestions=5):
         if est and est["step_time_parts_s"] else None,
         "assumptions": _assumptions(ctx, est),
         "megatron_args": megatron_args(ctx, gbs) if not res["violations"] else [],
+        "summary": _suggestion(ctx, res)["summary"] if est else None,
         "suggestions": [],
     }
     if res["violations"] and max_suggestions:

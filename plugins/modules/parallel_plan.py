@@ -465,6 +465,11 @@ assumptions:
   type: dict
   sample: {mfu: null, peak_tflops: 2614.9, headroom_fraction: 0.1, flash_attention: true, internode_link: ib-ndr,
            throughput_confidence: low, throughput_confidence_reasons: ["GPU mi300x has no published Megatron run ..."]}
+summary:
+  description: One line on the layout checked (as in RV(suggestions)); null when its arithmetic is undefined.
+  returned: always
+  type: str
+  sample: "TP8 PP2 CP1 DP1 MBS4 GBS64 recompute none: 112.3 GiB/GPU (weights+optimizer 72.3, activations 40.0), fits, ~1203 tokens/s/GPU"
 megatron_args:
   description: Megatron-LM arguments for a valid layout (empty when invalid).
   returned: always
