@@ -35,7 +35,7 @@ from ansible_collections.gpucluster.training.plugins.module_utils._planner_estim
     evaluate,
     megatron_args,
 )
-from ansible_collections.gpucluster.training.plugins.module_utils._planner_formulas import (  # noqa: F401 (re-exported)
+from ansible_collections.gpucluster.training.plugins.module_utils._planner_formulas import (
     GIB,
     VOCAB_DIVISIBLE_BY,
     activation_bytes_per_layer,
@@ -46,25 +46,35 @@ from ansible_collections.gpucluster.training.plugins.module_utils._planner_formu
     parameter_count,
     zero_model_state_bytes,
 )
-from ansible_collections.gpucluster.training.plugins.module_utils._planner_models import (  # noqa: F401 (re-exported)
+from ansible_collections.gpucluster.training.plugins.module_utils._planner_models import (
     MODEL_ALIASES,
     MODELS,
     PlannerError,
     model_names,
     preset_key,
 )
-from ansible_collections.gpucluster.training.plugins.module_utils._planner_rules import (  # noqa: F401 (re-exported)
+from ansible_collections.gpucluster.training.plugins.module_utils._planner_rules import (
     LAYOUT_INTS as _LAYOUT_INTS,
     MODEL_DIMS as _MODEL_DIMS,
     check,
 )
-from ansible_collections.gpucluster.training.plugins.module_utils._planner_search import (  # noqa: F401 (re-exported)
+from ansible_collections.gpucluster.training.plugins.module_utils._planner_search import (
     RECOMPUTE,
     describe_layout,
     nearest_layouts,
     round_or_none as _round,
     suggestion as _suggestion,
 )
+
+# The front door's public names (the module, the filter, the tests and bench/ use them).
+__all__ = [
+    "GIB", "VOCAB_DIVISIBLE_BY", "MODELS", "MODEL_ALIASES", "RECOMPUTE", "PRECISIONS",
+    "DEFAULT_HEADROOM", "PlannerError", "model_names", "preset_key", "parameter_count",
+    "padded_vocab", "zero_model_state_bytes", "megatron_bytes_per_parameter",
+    "activation_bytes_per_layer", "bubble_fraction", "megatron_flops", "check", "evaluate",
+    "megatron_args", "describe_layout", "nearest_layouts", "resolve_model", "normalize",
+    "plan", "plan_search", "search", "format_failure",
+]
 
 PRECISIONS = ("bf16", "fp8")
 

@@ -205,7 +205,7 @@ def evaluate(ctx):
                   and m["hidden"] % m["heads"] == 0)
     if computable:
         result["estimate"] = estimate(ctx, derived["data_parallel"],
-                                       derived["global_batch_size"], derived["micro_batches"])
+                                      derived["global_batch_size"], derived["micro_batches"])
         mem = result["estimate"]["memory"]
         if ctx["require_fit"] and mem["fits"] is False:
             violations.append(
@@ -216,5 +216,3 @@ def evaluate(ctx):
                    mem["usable_gib"], mem["gpu_memory_gib"], ctx["gpu"].get("name"),
                    100 * ctx["headroom"]))
     return result
-
-

@@ -16,6 +16,7 @@ class PlannerError(ValueError):
     """Bad input: unknown preset, wrong type. Rule violations are NOT raised: they are
     returned in ``violations``."""
 
+
 _LLAMA1 = "Touvron et al. 2023, LLaMA, arXiv:2302.13971 Table 2; HF huggyllama/llama-*/config.json"
 _LLAMA2 = "Touvron et al. 2023, Llama 2, arXiv:2307.09288; HF meta-llama/Llama-2-*-hf/config.json"
 _LLAMA3 = ("Llama Team 2024, The Llama 3 Herd of Models, arXiv:2407.21783 Table 3; "

@@ -20,7 +20,6 @@ MODEL_DIMS = ("layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocab")
 LAYOUT_INTS = ("tp", "pp", "cp", "vpp", "micro_batch_size")
 
 
-
 def _positive(ctx, out):
     m = ctx["model"]
     for key in MODEL_DIMS:
@@ -177,4 +176,3 @@ def check(ctx):
                        "by 16 (Transformer Engine FP8 GEMMs)"
                        % (a * (h // a), tp, a * (h // a) // tp))
     return out, derived
-

@@ -75,7 +75,6 @@ def round_or_none(value, digits=2):
     return round(float(value), digits)
 
 
-
 def _divisors(n, limit=None):
     out = [i for i in range(1, n + 1) if n % i == 0]
     if limit is not None:
@@ -140,8 +139,6 @@ def _distance(ctx, base):
         d += 2.0 * abs(math.log(ctx["global_batch_size"] / float(base["global_batch_size"]), 2))
     d += abs(RECOMPUTE.index(ctx["recompute"]) - RECOMPUTE.index(base["recompute"]))
     return d
-
-
 
 
 def _only_memory(res):
