@@ -43,6 +43,7 @@ MI355X_CUT = "nccl-tests/rccl_all_reduce_perf_2node_16xMI355X_Pollara_no_summary
 LOG_GDR = "nccl-log/nccl_gather_perf_2node_A100_RoCE+IB_GDRDMA_nccl2.16.5_nccltests350.log"
 LOG_NOGDR = "nccl-log/nccl_horovod_2node_V100_IB_mlx4_noGDRDMA_mpi_prefix_nccl2.16.2_supersecurehuman.log"
 LOG_SOCKET = "nccl-log/rccl_ddp_1node_2x7900XTX_socket_fallback_rccl2.17.1_rccl1055.log"
+LOG_PLUGIN = "nccl-log/nccl_alltoall_2node_H20_RoCE_bond_NCCL_RDMA_Plugin_v6_GDRDMA_nccl2.26.5_nccltests321.log"
 BIDIR = "perftest/ib_write_bw_bidir_report_gbits_a_RoCE_use_rocm_rocmdocs.txt"
 
 # OCI BM.GPU.H100.8 as published: the tutorial's NCCL_IB_HCA names 16 mlx5 devices ("all 16 RDMA
@@ -266,6 +267,14 @@ def test_gdrdma_log_passes():
     # NET/IB channels with GDRDMA on n013: RDMA used, GDRDMA used where peer memory is present.
     checks = judge_nccl_log(parse_nccl_log(_text(LOG_GDR)), RDMA_NODE, node="gpu1")
     assert _by(checks, "network")["status"] == "pass"
+    assert _by(checks, "gdrdma")["status"] == "pass"
+
+
+def test_gdrdma_through_a_network_plugin_passes():
+    # Issue 15.2: 'via NET/NCCL RDMA Plugin v6/0/GDRDMA/Shared' (Tencent Cloud RoCE VMs) is GDRDMA.
+    checks = judge_nccl_log(parse_nccl_log(_text(LOG_PLUGIN)), RDMA_NODE, node="gpu1")
+    assert _by(checks, "network")["status"] == "pass"
+    assert "NCCL RDMA Plugin v6" in _by(checks, "network")["message"]
     assert _by(checks, "gdrdma")["status"] == "pass"
 
 
