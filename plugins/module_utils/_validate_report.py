@@ -294,5 +294,6 @@ def plot_series(results, checks):
             "test": item["test"], "nodes": nodes, "points": points,
             "limit": chk.get("limit"), "ceiling": chk.get("ceiling"),
             "reference": (chk.get("reference") or {}).get("id"),
+            "reference_gbs": (chk.get("reference") or {}).get("busbw_gbs"),
         })
     return {"x": "message size (bytes)", "y": "bus bandwidth (GB/s)", "series": series}
