@@ -46,7 +46,7 @@ def judged_row(parsed, min_size):
 
 
 def _ref_text(ref):
-    return "reference %s: %s GB/s, %s (source: %s)" % (ref["id"], _fmt(ref["busbw_gbs"]), ref["what"], ref["source"])
+    return "reference %s (%s GB/s, %s)" % (ref["id"], _fmt(ref["busbw_gbs"]), ref["source"].split(" ", 1)[0])
 
 
 def _ref_summary(ref):
