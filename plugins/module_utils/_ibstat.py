@@ -51,6 +51,8 @@ def _field(line):
     if not sep or not _FIELD_KEY.match(key):
         return None
     return key, value.strip()
+
+
 _REQUIRED = ("State", "Physical state", "Rate", "Link layer")
 
 

@@ -63,6 +63,8 @@ def _top_field(line):
     if not sep:
         return None
     return key, value.strip(" \t")
+
+
 _ARCH = re.compile(r"^gfx[0-9a-f]{3,5}$")
 
 

@@ -106,7 +106,7 @@ def find_bad_nodes(checks):
             undetermined.append(sorted(nodes))
     # A culprit found through a pair must not also be cleared elsewhere (it would be ambiguous).
     for host in list(culprits):
-        if host in cleared and not any(len(n) == 1 and host in n for n, _ in failing):
+        if host in cleared and not any(len(n) == 1 and host in n for n, _entry in failing):
             undetermined.append([host])
             del culprits[host]
     return {

@@ -289,5 +289,3 @@ def judge_health(hardware, policy=None, node=None, expected_gpus=None):
             checks.append(_check(node, "health", "port_state", "pass",
                                  "%s: %d selected RDMA port(s) ACTIVE/LinkUp" % (who, len(ports))))
     return checks
-
-

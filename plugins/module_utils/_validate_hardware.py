@@ -46,7 +46,7 @@ def hca_label(item):
             raise ValidateJudgeError("selected port %r is not 'device:port'" % (item,))
         if ":" not in text:
             return text + ":1"
-        device, _, port = text.rpartition(":")
+        device, _sep, port = text.rpartition(":")
         if not device or not port.isdigit():
             raise ValidateJudgeError("selected port %r is not 'device:port'" % (item,))
         return "%s:%d" % (device, int(port))

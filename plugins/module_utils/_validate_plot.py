@@ -49,7 +49,7 @@ _GLYPHS = {
 class _Canvas:
     def __init__(self, width, height):
         self.width, self.height = width, height
-        self.rows = [bytearray(b"\xff" * (width * 3)) for _ in range(height)]
+        self.rows = [bytearray(b"\xff" * (width * 3)) for _row in range(height)]
 
     def dot(self, x, y, colour):
         if 0 <= x < self.width and 0 <= y < self.height:

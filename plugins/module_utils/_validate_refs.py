@@ -49,15 +49,15 @@ INTRA = {
     "h100-nvlink-8": {
         "gpu": ("h100", "h200"), "gpu_count": 8, "busbw_gbs": 460.0,
         "what": "8 x H100 SXM5, NVLink 4 / NVSwitch (one node); H200 SXM has the same NVLink 4 fabric",
-        "source": _ALAYA + ", section 2 'Single-node (validate NVLink)', reference table row "
-                  "'8xH100 SXM5 NVLink-only: 460-480 GB/s' (low end taken)",
+        "source": (_ALAYA + ", section 2 'Single-node (validate NVLink)', reference table row "
+                   "'8xH100 SXM5 NVLink-only: 460-480 GB/s' (low end taken)"),
         "note": "above one NVLink direction (450 GB/s) thanks to NVLS in-switch reduction",
     },
     "a100-nvlink-8": {
         "gpu": ("a100-40gb", "a100-80gb"), "gpu_count": 8, "busbw_gbs": 230.0,
         "what": "8 x A100 SXM4, NVLink 3 / NVSwitch (one node)",
-        "source": _ALAYA + ", section 2, reference table row '8xA100 SXM4 NVLink: 230-250 GB/s' "
-                  "(low end taken)",
+        "source": (_ALAYA + ", section 2, reference table row '8xA100 SXM4 NVLink: 230-250 GB/s' "
+                   "(low end taken)"),
         "note": "",
     },
 }
@@ -67,23 +67,23 @@ INTER = {
     "ib-ndr-8x400": {
         "link_layer": "InfiniBand", "ports": 8, "rate_gbps": 400, "nodes": None, "busbw_gbs": 400.0,
         "what": "H100/H200 SXM nodes with 8 x 400G NDR InfiniBand",
-        "source": _SATURN + ", table 'Expected Performance', row 'H100 SXM, NVLink + IB NDR: "
-                  "400-450 GB/s' (8 GB+ messages; low end taken)",
+        "source": (_SATURN + ", table 'Expected Performance', row 'H100 SXM, NVLink + IB NDR: "
+                   "400-450 GB/s' (8 GB+ messages; low end taken)"),
         "note": "",
     },
     "ib-hdr-8x200": {
         "link_layer": "InfiniBand", "ports": 8, "rate_gbps": 200, "nodes": 4, "busbw_gbs": 191.56,
         "what": "4 x DGX A100 with 8 x 200G HDR InfiniBand each",
-        "source": _DEEPOPS + ", the all_reduce_perf -b 1M -e 4G block (best row >= 1 GiB: 191.56 GB/s "
-                  "at 4 GiB in-place); the same run is tests/fixtures/nccl-tests/"
-                  "nccl_all_reduce_perf_4node_DGX-A100_IB_error_column_deepops.txt",
+        "source": (_DEEPOPS + ", the all_reduce_perf -b 1M -e 4G block (best row >= 1 GiB: 191.56 GB/s "
+                   "at 4 GiB in-place); the same run is tests/fixtures/nccl-tests/"
+                   "nccl_all_reduce_perf_4node_DGX-A100_IB_error_column_deepops.txt"),
         "note": "a vendor-published known-good run",
     },
     "roce-16x200": {
         "link_layer": "Ethernet", "ports": 16, "rate_gbps": 200, "nodes": 2, "busbw_gbs": 464.79,
         "what": "2 x OCI BM.GPU.H100.8 (8 x H100) with 16 x 200G RoCE each",
-        "source": _OCI + " (best row >= 1 GiB: 464.79 GB/s at 16 GiB in-place); the same run is "
-                  "tests/fixtures/nccl-tests/nccl_all_reduce_perf_2node_16xH100_OCI_RoCE_ocitutorials.txt",
+        "source": (_OCI + " (best row >= 1 GiB: 464.79 GB/s at 16 GiB in-place); the same run is "
+                   "tests/fixtures/nccl-tests/nccl_all_reduce_perf_2node_16xH100_OCI_RoCE_ocitutorials.txt"),
         "note": "a vendor-published known-good run",
     },
 }

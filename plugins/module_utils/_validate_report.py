@@ -188,13 +188,13 @@ def report_markdown(report, title="gpucluster validate", plot_file="report.png")
         lim = entry.get("limits") or {}
         parts = []
         if lim.get("intra_reference"):
-            parts.append("single-node reference %s GB/s (%s)" % (_fmt(lim["intra_reference"]["busbw_gbs"]),
-                                                                lim["intra_reference"]["id"]))
+            ref = lim["intra_reference"]
+            parts.append("single-node reference %s GB/s (%s)" % (_fmt(ref["busbw_gbs"]), ref["id"]))
         if lim.get("intra_node_gbs"):
             parts.append("single-node ceiling %s GB/s" % _fmt(lim["intra_node_gbs"]))
         if lim.get("inter_reference"):
-            parts.append("fabric reference %s GB/s (%s)" % (_fmt(lim["inter_reference"]["busbw_gbs"]),
-                                                          lim["inter_reference"]["id"]))
+            ref = lim["inter_reference"]
+            parts.append("fabric reference %s GB/s (%s)" % (_fmt(ref["busbw_gbs"]), ref["id"]))
         if lim.get("inter_node_gbs"):
             parts.append("ring ceiling %s GB/s" % _fmt(lim["inter_node_gbs"]))
         out.append("| %s | %s | %s | %s | %s |" % (
@@ -246,8 +246,8 @@ def report_markdown(report, title="gpucluster validate", plot_file="report.png")
         out.append("## References used")
         out.append("")
         for ref_id in sorted(used):
-            out.append("- %s: %s GB/s, %s. Source: %s" % (ref_id, _fmt(used[ref_id]["busbw_gbs"]),
-                                                         used[ref_id]["what"], used[ref_id]["source"]))
+            ref = used[ref_id]
+            out.append("- %s: %s GB/s, %s. Source: %s" % (ref_id, _fmt(ref["busbw_gbs"]), ref["what"], ref["source"]))
     sources = [c.get("source") for c in report["checks"] if c.get("source")]
     if sources:
         out.append("")

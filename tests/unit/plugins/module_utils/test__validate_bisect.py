@@ -36,8 +36,8 @@ def _result(pair, name):
 
 
 def test_plan_pairs_is_a_ring():
-    assert plan_pairs(["gpu1", "gpu2", "gpu3", "gpu4"]) == [["gpu1", "gpu2"], ["gpu2", "gpu3"], ["gpu3", "gpu4"],
-                                                          ["gpu4", "gpu1"]]
+    ring = [["gpu1", "gpu2"], ["gpu2", "gpu3"], ["gpu3", "gpu4"], ["gpu4", "gpu1"]]
+    assert plan_pairs(["gpu1", "gpu2", "gpu3", "gpu4"]) == ring
     assert plan_pairs(["a", "b"]) == [["a", "b"]]
     assert plan_pairs(["a"]) == [] and plan_pairs(["a", "a"]) == []
     with pytest.raises(ValidateJudgeError):
