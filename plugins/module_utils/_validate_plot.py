@@ -114,8 +114,10 @@ def render_png(plot):
                   if isinstance(p, (list, tuple)) and len(p) == 2]
         points = [p for p in points if p[0] > 0]
         if points:
-            series.append((COLOURS[index], str(item.get("label") or "run %d" % (index + 1))[:30], sorted(points),
-                           item.get("limit"), item.get("reference_gbs")))
+            label = str(item.get("label") or "run %d" % (index + 1))[:24]
+            if item.get("verdict") in ("pass", "fail"):
+                label += " " + item["verdict"].upper()
+            series.append((COLOURS[index], label, sorted(points), item.get("limit"), item.get("reference_gbs")))
     canvas = _Canvas(WIDTH, HEIGHT)
     canvas.text(LEFT, 16, "ALL_REDUCE BUS BANDWIDTH (GB/S) VS MESSAGE SIZE (BYTES)")
     x0, x1, y0, y1 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM, TOP

@@ -268,7 +268,10 @@ def plot_series(results, checks):
     """
     series = []
     busbw = {}
+    failed = set()
     for chk in checks:
+        if chk.get("status") == "fail" and str(chk.get("test", "")).startswith("all_reduce"):
+            failed.add((chk["test"], tuple(chk["node"]) if isinstance(chk["node"], list) else (chk["node"],)))
         if chk.get("check") in ("busbw", "ceiling") and str(chk.get("test", "")).startswith("all_reduce"):
             key = tuple(chk["node"]) if isinstance(chk["node"], list) else (chk["node"],)
             busbw[(chk["test"], key)] = chk
@@ -295,5 +298,6 @@ def plot_series(results, checks):
             "limit": chk.get("limit"), "ceiling": chk.get("ceiling"),
             "reference": (chk.get("reference") or {}).get("id"),
             "reference_gbs": (chk.get("reference") or {}).get("busbw_gbs"),
+            "verdict": "fail" if (item["test"], tuple(nodes)) in failed else "pass",
         })
     return {"x": "message size (bytes)", "y": "bus bandwidth (GB/s)", "series": series}

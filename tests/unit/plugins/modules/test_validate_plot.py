@@ -38,6 +38,7 @@ def test_plot_data_and_png():
     report = _report()
     (series,) = report["plot"]["series"]
     assert series["nodes"] == ["gpu1", "gpu2"] and series["limit"] == 418.31 and series["reference_gbs"] == 464.79
+    assert series["verdict"] == "pass"
     assert series["points"][-1] == [17179869184, 464.79]
     png = render_png(report["plot"])
     assert _size(png) == (960, 540) and render_png(report["plot"]) == png
