@@ -44,7 +44,8 @@ def parse_kfd_properties(text):
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        match = re.match(r"^\s*([a-z0-9_]+)\s+(-?\d+)\s*$", line)
+        # The kernel prints every property unsigned (%u / %llu): no sign, at most 20 digits.
+        match = re.match(r"^\s*([a-z0-9_]+)\s+(\d{1,20})\s*$", line)
         if not match:
             raise GpuSysfsError("kfd properties: line %d %r is not '<key> <integer>'" % (number, line[:80]))
         props[match.group(1)] = int(match.group(2))
@@ -53,6 +54,8 @@ def parse_kfd_properties(text):
 
 def _int_file(text, path):
     value = (text or "").strip()
+    if len(value) > 24 or not value.isascii():
+        raise GpuSysfsError("%s: %r is not a number" % (path, value[:40]))
     try:
         return int(value, 0)
     except ValueError:

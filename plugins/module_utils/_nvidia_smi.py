@@ -51,9 +51,11 @@ def _text(elem, path):
 def _mib(value, where):
     if value is None or value in ("N/A", "[N/A]"):
         return None
-    match = re.match(r"^(\d+)\s*MiB$", value)
+    match = re.match(r"^(\d{1,9})[ \t]*MiB$", value)
     if not match:
-        raise NvidiaSmiError("nvidia-smi: %s %r is not '<n> MiB'" % (where, value))
+        raise NvidiaSmiError("nvidia-smi: %s %r is not '<n> MiB'" % (where, value[:40]))
+    if int(match.group(1)) == 0:
+        raise NvidiaSmiError("nvidia-smi: %s is 0 MiB: no GPU has no memory (garbled output?)" % where)
     return int(match.group(1))
 
 
@@ -69,8 +71,8 @@ def _pci(value):
 def _int_or_none(value, where):
     if value is None or value in ("N/A", "[N/A]"):
         return None
-    if not re.match(r"^-?\d+$", value):
-        raise NvidiaSmiError("nvidia-smi: %s %r is not a number" % (where, value))
+    if not re.match(r"^-?\d{1,9}$", value):
+        raise NvidiaSmiError("nvidia-smi: %s %r is not a number" % (where, value[:40]))
     return int(value)
 
 
@@ -117,6 +119,9 @@ def parse_nvidia_smi_xml(text):
             raise NvidiaSmiError("nvidia-smi: <gpu> number %d has no product_name or uuid (truncated or garbled output?)" % position)
         pci = _pci(gpu.get("id") or _text(gpu, "pci/pci_bus_id"))
         minor = _int_or_none(_text(gpu, "minor_number"), "minor_number")
+        if minor is not None and minor < 0:
+            raise NvidiaSmiError("nvidia-smi: minor_number %d is not a device number (/dev/nvidia%d does not exist)"
+                                 % (minor, minor))
         numa = _int_or_none(_text(gpu, "numa_node") or _text(gpu, "pci/numa_node"), "numa_node")
         base = {
             "model": name,

@@ -104,7 +104,9 @@ def _int(value, name, allow_none=False):
         return int(value)
     if isinstance(value, str):
         text = value.strip()
-        if text.lstrip("+-").isdigit():
+        # One optional sign, ASCII digits, at most 12 of them ("+-4", superscript digits and 5000 digits are refused).
+        digits = text[1:] if text[:1] in ("+", "-") else text
+        if digits.isascii() and digits.isdigit() and len(digits) <= 12:
             return int(text)
     raise PlannerError("%s must be an integer, got %r" % (name, value))
 

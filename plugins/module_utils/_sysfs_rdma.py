@@ -88,7 +88,7 @@ def normalize_phys_state(value, where):
 def normalize_rate(value, where):
     """``"400 Gb/sec (4X NDR)"`` (sysfs) or ``"400"`` / ``"2.5"`` (ibstat) -> 400 / 2.5."""
     text = (value or "").strip()
-    match = re.match(r"^(\d+(?:\.\d+)?)(?:\s*Gb/sec\b.*)?$", text)
+    match = re.match(r"^(\d{1,6}(?:\.\d{1,6})?)(?:[ \t]*Gb/sec\b.*)?$", text)
     if not match:
         raise SysfsRdmaError("%s: rate %r is not '<n> Gb/sec'" % (where, text[:40]))
     number = float(match.group(1))
@@ -104,10 +104,17 @@ def normalize_link_layer(value, where):
 
 def parse_int(value, where):
     text = (value or "").strip()
+    if len(text) > 20 or not text.isascii():
+        raise SysfsRdmaError("%s: %r is not a number" % (where, text[:40]))
     try:
         return int(text, 0)
     except ValueError:
         raise SysfsRdmaError("%s: %r is not a number" % (where, text[:40]))
+
+
+def _small_int(text):
+    """A non-negative ASCII decimal of at most 9 digits, else None."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None
 
 
 def gid_ipv4(gid):
@@ -153,12 +160,17 @@ def parse_sysfs_rdma(files):
         if not isinstance(key, str) or not isinstance(value, str):
             raise SysfsRdmaError("sysfs: every path and content must be text (%r)" % (key,))
     ports = {}
+    gid_indexes = {}    # one pass over the paths: {port base: {gid index}} (linear in the tree size)
     for key in files:
         match = re.match(r"^class/infiniband/([^/]+)/ports/([^/]+)/", key)
         if match:
-            if not _DEV_NAME.match(match.group(1)) or not match.group(2).isdigit():
+            if not _DEV_NAME.match(match.group(1)) or _small_int(match.group(2)) is None:
                 raise SysfsRdmaError("sysfs: unexpected RDMA path %r" % key)
             ports.setdefault(match.group(1), set()).add(int(match.group(2)))
+            rest = key[match.end():]
+            if rest.startswith("gids/") and _small_int(rest[5:]) is not None:
+                pbase = "class/infiniband/%s/ports/%d" % (match.group(1), int(match.group(2)))
+                gid_indexes.setdefault(pbase, set()).add(int(rest[5:]))
     for key in files:
         match = re.match(r"^class/infiniband/([^/]+)/", key)
         if match and _DEV_NAME.match(match.group(1)):
@@ -181,7 +193,7 @@ def parse_sysfs_rdma(files):
             "ports": [],
         }
         for number in sorted(ports[name]):
-            device["ports"].append(_parse_port(files, base, number))
+            device["ports"].append(_parse_port(files, base, number, gid_indexes))
         if device["netdev"] is None:
             ndevs = [gid["netdev"] for port in device["ports"] for gid in port["gids"] if gid["netdev"]]
             device["netdev"] = ndevs[0] if ndevs else None
@@ -190,7 +202,7 @@ def parse_sysfs_rdma(files):
     return {"source": "sysfs", "devices": devices, "peer_memory": peer}
 
 
-def _parse_port(files, base, number):
+def _parse_port(files, base, number, gid_indexes):
     pbase = "%s/ports/%d" % (base, number)
     values = {}
     for attr in ("state", "phys_state", "rate", "link_layer"):
@@ -209,12 +221,7 @@ def _parse_port(files, base, number):
         "sm_lid": parse_int(files[pbase + "/sm_lid"], pbase + "/sm_lid") if pbase + "/sm_lid" in files else None,
         "gids": [],
     }
-    indexes = set()
-    for key in files:
-        match = re.match(r"^%s/gids/(\d+)$" % re.escape(pbase), key)
-        if match:
-            indexes.add(int(match.group(1)))
-    for index in sorted(indexes):
+    for index in sorted(gid_indexes.get(pbase, ())):
         gid = files["%s/gids/%d" % (pbase, index)].strip().lower()
         if not _GID.match(gid) or gid_unused(gid):
             continue
@@ -245,10 +252,10 @@ def parse_show_gids(text):
             continue
         if fields[0].startswith("n_gids_found="):
             count = fields[0].split("=", 1)[1]
-            if not count.isdigit() or int(count) != len(rows):
+            if _small_int(count) is None or int(count) != len(rows):
                 raise SysfsRdmaError("show_gids: n_gids_found=%s but %d rows were read (truncated listing?)" % (count, len(rows)))
             continue
-        if len(fields) < 5 or not fields[1].isdigit() or not fields[2].isdigit() or not _GID.match(fields[3]):
+        if len(fields) < 5 or _small_int(fields[1]) is None or _small_int(fields[2]) is None or not _GID.match(fields[3]):
             raise SysfsRdmaError("show_gids: line %d %r is not 'DEV PORT INDEX GID [IPv4] VER [DEV]'" % (number, line[:100]))
         rest = fields[4:]
         ipv4 = None

@@ -15,6 +15,7 @@ from ansible_collections.gpucluster.training.plugins.module_utils._collective_pe
     CollectivePerfParseError,
     parse_collective_perf,
 )
+from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import garbled
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 
@@ -215,27 +216,10 @@ _SETTINGS = settings(max_examples=150, deadline=None,
 
 @_SETTINGS
 @given(data=st.data())
-def test_property_truncated_fixture(data):
-    """synthetic: any real fixture cut at any character"""
-    text = _read(data.draw(st.sampled_from(FIXTURE_NAMES)))
-    cut = data.draw(st.integers(min_value=0, max_value=len(text)))
-    _check(text[:cut])
-    _check(text[cut:])
-
-
-@_SETTINGS
-@given(data=st.data())
 def test_property_garbled_fixture(data):
-    """synthetic: characters of a real fixture replaced, CRLF'd and prefixed at random"""
-    text = _read(data.draw(st.sampled_from(FIXTURE_NAMES)))
-    chars = list(text)
-    for _step in range(data.draw(st.integers(min_value=1, max_value=30))):
-        position = data.draw(st.integers(min_value=0, max_value=len(chars) - 1))
-        chars[position] = data.draw(st.sampled_from(list("0123456789.-e#:*/ \t\r\nAN")))
-    garbled = "".join(chars)
-    if data.draw(st.booleans()):
-        garbled = garbled.replace("\n", "\r\n")
-    _check(garbled)
+    """synthetic: a real fixture cut, characters replaced and CRLF'd by the shared fuzz helper
+    (tests/unit/fuzz_inputs.py)"""
+    _check(data.draw(garbled(_read(data.draw(st.sampled_from(FIXTURE_NAMES))))))
 
 
 @_SETTINGS

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.gpucluster.training.plugins.module_utils._gpu_models import gpu_facts
 from ansible_collections.gpucluster.training.plugins.module_utils._nvidia_smi import NvidiaSmiError, parse_nvidia_smi_xml
+from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import garbled
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "nvidia-smi"
 MIG = "nvidia_smi_q_x_A100-SXM4-80GB_MIG_4instances_drv535_telegraf.xml"
@@ -99,13 +100,10 @@ def test_reordered_lines_give_own_error(which, rnd):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.sampled_from(range(len(TEXTS))), st.lists(st.tuples(st.floats(0, 1), st.text(max_size=6)), max_size=8))
-def test_garbled_outputs_give_own_error(which, edits):
-    text = TEXTS[which]
-    for where, junk in edits:
-        pos = int(len(text) * where)
-        text = text[:pos] + junk + text[pos + len(junk):]
-    _checked(text)
+@given(data=st.data())
+def test_garbled_outputs_give_own_error(data):
+    """synthetic: a real fixture damaged by the shared fuzz helper (tests/unit/fuzz_inputs.py)"""
+    _checked(data.draw(garbled(TEXTS[data.draw(st.sampled_from(range(len(TEXTS))))])))
 
 
 @settings(max_examples=200, deadline=None)
