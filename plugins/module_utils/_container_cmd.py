@@ -56,6 +56,8 @@ import json
 import re
 import shlex
 
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import to_bool
+
 ENGINES = ("docker", "podman")
 VENDORS = ("amd", "nvidia", "none")
 NVIDIA_MODES = ("auto", "gpus", "cdi", "runtime")
@@ -118,15 +120,6 @@ def _str_list(spec, key, default=(), pattern=None, what="entry"):
             raise ContainerCmdError("%s: %s %r is not valid" % (key, what, item))
         out.append(item)
     return out
-
-
-def _bool(spec, key, default):
-    value = spec.get(key, default)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise ContainerCmdError("%s must be true or false, got %r" % (key, value))
-    return value
 
 
 def _env_value(key, value):
@@ -335,7 +328,7 @@ def container_command(spec):
         raise ContainerCmdError("name: %r is not a valid container name" % (name,))
     if mode == "service" and not name:
         raise ContainerCmdError("name: a service container needs a name")
-    privileged = _bool(spec, "privileged", False)
+    privileged = to_bool(spec.get("privileged"), "privileged", ContainerCmdError, default=False)
 
     flags = ["--detach"] if mode == "service" else ["--rm"]
     if name:

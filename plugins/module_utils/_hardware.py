@@ -32,8 +32,8 @@ Conventions
 from __future__ import annotations
 
 import copy
-import math
 
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import to_bool, to_float
 from ansible_collections.gpucluster.training.plugins.module_utils._gpu_models import model_slug, slugify
 
 
@@ -476,7 +476,7 @@ def resolve_gpu(gpu):
         if gpu.get(key) not in (None, ""):
             entry[key] = _number(gpu[key], key)
     if gpu.get("fp8") not in (None, ""):
-        entry["fp8"] = _bool(gpu["fp8"], "fp8")
+        entry["fp8"] = to_bool(gpu["fp8"], "gpu fp8", HardwareError)
     if entry.get("fp8") is None:
         entry["fp8"] = bool(entry.get("fp8_tflops"))
     if not entry.get("memory_gib"):
@@ -487,23 +487,4 @@ def resolve_gpu(gpu):
 
 
 def _number(value, name):
-    if isinstance(value, bool):
-        raise HardwareError("gpu %s must be a number, got %r" % (name, value))
-    try:
-        out = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise HardwareError("gpu %s must be a number, got %r" % (name, value))
-    if math.isnan(out) or math.isinf(out) or out <= 0:
-        raise HardwareError("gpu %s must be a positive number, got %r" % (name, value))
-    return out
-
-
-def _bool(value, name):
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise HardwareError("gpu %s must be a boolean, got %r" % (name, value))
+    return to_float(value, "gpu " + name, HardwareError, allow_none=False, positive=True)
