@@ -169,17 +169,9 @@ from ansible_collections.gpucluster.training.plugins.module_utils._gpu_models im
 from ansible_collections.gpucluster.training.plugins.module_utils._gpu_sysfs import GpuSysfsError, enrich_amd_devices, pci_gpus
 from ansible_collections.gpucluster.training.plugins.module_utils._nvidia_smi import NvidiaSmiError, parse_nvidia_smi_xml
 from ansible_collections.gpucluster.training.plugins.module_utils._rocminfo import RocminfoError, parse_rocminfo
+from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_read import read_text
 
 LANG_ENV = {"LANG": "C", "LC_ALL": "C", "LC_MESSAGES": "C"}
-
-
-def read_text(path):
-    """Text of a small sysfs file, or None when it cannot be read."""
-    try:
-        with open(path, "r") as handle:
-            return handle.read()
-    except (IOError, OSError, UnicodeDecodeError):
-        return None
 
 
 def read_pci_files(sysfs_root):

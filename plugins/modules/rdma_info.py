@@ -122,24 +122,9 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpucluster.training.plugins.module_utils._ibstat import IbstatError, parse_ibstat
 from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma import PEER_MEMORY_MODULES, SysfsRdmaError, parse_sysfs_rdma
+from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_read import listdir, read_text
 
 PORT_FILES = ("state", "phys_state", "rate", "link_layer", "lid", "sm_lid")
-
-
-def read_text(path):
-    """Text of a small sysfs file, or None when it cannot be read (EINVAL on unused GID attributes)."""
-    try:
-        with open(path, "r") as handle:
-            return handle.read()
-    except (IOError, OSError, UnicodeDecodeError):
-        return None
-
-
-def listdir(path):
-    try:
-        return sorted(os.listdir(path))
-    except OSError:
-        return None
 
 
 def read_tree(root):
