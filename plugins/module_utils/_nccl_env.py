@@ -43,16 +43,14 @@ from __future__ import annotations
 import fnmatch
 import re
 
+from ansible_collections.gpucluster.training.plugins.module_utils._natural import natural_key
+
 
 class NcclEnvError(ValueError):
     """Facts or policy from which no consistent NCCL environment can be derived."""
 
 
 _KNOWN_POLICY = ("allow", "deny", "link_layer", "gid_index", "socket_ifname", "socket_fallback", "peer_memory", "gdr_level")
-
-
-def _natural_key(name):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(name))]
 
 
 def _describe(dev, port):
@@ -222,7 +220,7 @@ def derive_nccl_env(rdma, gpus=None, network=None, policy=None):
         dev, port = item
         numa = dev.get("numa_node")
         rank = numa_order.index(numa) if numa in numa_order else len(numa_order)
-        return (rank, _natural_key(dev["name"]), port["port"])
+        return (rank, natural_key(dev["name"]), port["port"])
 
     chosen.sort(key=order_key)
     if numa_order:
@@ -297,7 +295,7 @@ def _gid_index(chosen, policy, env, reasons):
                            "set policy gid_index" % ", ".join("%s=%s" % item for item in sorted(indexes.items())))
     env["NCCL_IB_GID_INDEX"] = str(values[0])
     reasons["NCCL_IB_GID_INDEX"] = "index %d is the RoCE v2 GID with an IPv4-mapped address on %s" % (
-        values[0], ", ".join(sorted(indexes, key=_natural_key)))
+        values[0], ", ".join(sorted(indexes, key=natural_key)))
 
 
 def _socket_ifname(rdma, network, policy, reasons):

@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.gpucluster.training.plugins.module_utils._natural import natural_key
+
 
 class SysfsRdmaError(ValueError):
     """A sysfs RDMA tree or show_gids listing that cannot be understood."""
@@ -134,10 +136,6 @@ def gid_type(raw, link_layer):
     return None
 
 
-def _natural_key(name):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
-
-
 def _listing(files, path):
     text = files.get(path + "/")
     if text is None:
@@ -164,7 +162,7 @@ def parse_sysfs_rdma(files):
         if match and _DEV_NAME.match(match.group(1)):
             ports.setdefault(match.group(1), set())
     devices = []
-    for name in sorted(ports, key=_natural_key):
+    for name in sorted(ports, key=natural_key):
         base = "class/infiniband/%s" % name
         netdevs = _listing(files, base + "/device/net") or []
         link = files.get(base + "/device@")
@@ -174,7 +172,7 @@ def parse_sysfs_rdma(files):
         fw = files.get(base + "/fw_ver")
         device = {
             "name": name,
-            "netdev": sorted(netdevs, key=_natural_key)[0] if netdevs else None,
+            "netdev": sorted(netdevs, key=natural_key)[0] if netdevs else None,
             "numa_node": numa if numa is not None and numa >= 0 else None,
             "pci_bus_id": pci.group(1).lower() if pci else None,
             "fw_ver": fw.strip() if fw is not None and fw.strip() else None,
