@@ -1,0 +1,26 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Jinja face of module_utils/_rdma_site.py (documentation: rdma_node_env.yml)."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import NcclEnvError
+from ansible_collections.gpucluster.training.plugins.module_utils._rdma_site import node_env
+
+
+def rdma_node_env(rdma, gpus=None, network=None, site=None):
+    """A node's NCCL/RCCL settings with the site's, each value with its origin."""
+    try:
+        return node_env(rdma, gpus=gpus, network=network, site=site)
+    except NcclEnvError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+class FilterModule(object):
+    """rdma role node settings filter."""
+
+    def filters(self):
+        return {"rdma_node_env": rdma_node_env}
