@@ -33,6 +33,10 @@ ordered by GPU NUMA affinity (ports on the NUMA node of GPU 0 first, ...) when G
 NUMA nodes, else in natural name order.  The value is written ``=dev:port,...``: the leading
 ``=`` makes NCCL match names exactly (``mlx5_1`` would otherwise also select ``mlx5_10``).
 
+``gloo_socket_ifname(nccl_socket_ifname, fallback="")`` is the one interface gloo (torch's CPU
+collectives and bootstrap) takes, from NCCL's list syntax: ``=`` (exact match) dropped, the first
+name of a ``,`` list, and the fallback for an ``^`` exclusion list or an empty value.
+
 Errors (``NcclEnvError``): no usable port ("no active RDMA port", listing what was found);
 RoCE ports whose RoCE v2 IPv4 GID index differs and no ``policy.gid_index``; a RoCE port whose
 known GID table has no RoCE v2 IPv4-mapped entry on its netdev.
@@ -340,3 +344,15 @@ def _gdr(rdma, gpus, policy, env, reasons):
         reasons["NCCL_NET_GDR_LEVEL"] = "GPUDirect RDMA available (%s): use it up to %s distance" % (why, env["NCCL_NET_GDR_LEVEL"])
     else:
         reasons["NCCL_NET_GDR_LEVEL"] = "unset: %s" % why
+
+
+def gloo_socket_ifname(nccl_socket_ifname, fallback=""):
+    """The interface for GLOO_SOCKET_IFNAME from an NCCL_SOCKET_IFNAME value; see the module docstring."""
+    value = nccl_socket_ifname if isinstance(nccl_socket_ifname, str) else ""
+    value = value.strip()
+    if value.startswith("="):
+        value = value[1:]
+    first = value.split(",")[0].strip()
+    if not first or first.startswith("^"):
+        return fallback if isinstance(fallback, str) else ""
+    return first
