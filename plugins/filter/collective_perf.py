@@ -5,22 +5,17 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.gpucluster.training.plugins.module_utils._collective_perf import (
     CollectivePerfParseError,
     parse_collective_perf,
 )
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import jinja_filter
 
 
+@jinja_filter("collective_perf", CollectivePerfParseError, lines=True)
 def collective_perf(text):
     """Text (or list of lines) of an nccl-tests / rccl-tests run -> structured result."""
-    if isinstance(text, (list, tuple)):
-        text = "\n".join(str(line) for line in text)
-    try:
-        return parse_collective_perf(text)
-    except CollectivePerfParseError as exc:
-        raise AnsibleFilterError("collective_perf: %s" % exc) from exc
+    return parse_collective_perf(text)
 
 
 class FilterModule:

@@ -5,22 +5,17 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.gpucluster.training.plugins.module_utils._nccl_log import (
     NcclLogParseError,
     parse_nccl_log,
 )
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import jinja_filter
 
 
+@jinja_filter("nccl_log", NcclLogParseError, lines=True)
 def nccl_log(text):
     """Text (or list of lines) of an NCCL/RCCL INFO log -> network, RDMA, GDRDMA facts."""
-    if isinstance(text, (list, tuple)):
-        text = "\n".join(str(line) for line in text)
-    try:
-        return parse_nccl_log(text)
-    except NcclLogParseError as exc:
-        raise AnsibleFilterError("nccl_log: %s" % exc) from exc
+    return parse_nccl_log(text)
 
 
 class FilterModule:

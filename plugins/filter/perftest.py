@@ -5,22 +5,17 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.gpucluster.training.plugins.module_utils._perftest import (
     PerftestParseError,
     parse_perftest_bw,
 )
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import jinja_filter
 
 
+@jinja_filter("perftest", PerftestParseError, lines=True)
 def perftest(text):
     """Text (or list of lines) of an ib_write_bw / ib_read_bw / ib_send_bw run -> rows."""
-    if isinstance(text, (list, tuple)):
-        text = "\n".join(str(line) for line in text)
-    try:
-        return parse_perftest_bw(text)
-    except PerftestParseError as exc:
-        raise AnsibleFilterError("perftest: %s" % exc) from exc
+    return parse_perftest_bw(text)
 
 
 class FilterModule:

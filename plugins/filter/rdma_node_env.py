@@ -5,18 +5,15 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import NcclEnvError
 from ansible_collections.gpucluster.training.plugins.module_utils._rdma_site import node_env
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import jinja_filter
 
 
+@jinja_filter("rdma_node_env", NcclEnvError, prefix=False)
 def rdma_node_env(rdma, gpus=None, network=None, site=None):
     """A node's NCCL/RCCL settings with the site's, each value with its origin."""
-    try:
-        return node_env(rdma, gpus=gpus, network=network, site=site)
-    except NcclEnvError as exc:
-        raise AnsibleFilterError(str(exc))
+    return node_env(rdma, gpus=gpus, network=network, site=site)
 
 
 class FilterModule(object):
