@@ -28,8 +28,16 @@ REQUIRED = object()
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
-def _blank(value):
-    return value is None or (isinstance(value, str) and value.strip() == "")
+def _absent(value, name, error, allow_none, kind):
+    """True for a blank value (None or "") that may be blank; the error for one that may not, or
+    for a boolean where a number is wanted."""
+    if value is None or (isinstance(value, str) and value.strip() == ""):
+        if allow_none:
+            return True
+        raise error("%s is required" % name)
+    if isinstance(value, bool):
+        raise error("%s must be %s, got %r" % (name, kind, value))
+    return False
 
 
 def to_bool(value, name, error=ValueError, default=REQUIRED):
@@ -55,12 +63,8 @@ def to_tri(value, name, error=ValueError):
 def to_float(value, name, error=ValueError, allow_none=True, minimum=None, positive=False):
     """A finite float (``> 0`` with ``positive``, ``>= minimum`` with ``minimum``); None or ""
     gives None when ``allow_none``."""
-    if _blank(value):
-        if allow_none:
-            return None
-        raise error("%s is required" % name)
-    if isinstance(value, bool):
-        raise error("%s must be a number, got %r" % (name, value))
+    if _absent(value, name, error, allow_none, "a number"):
+        return None
     try:
         out = float(value)
     except (TypeError, ValueError, OverflowError):
@@ -77,12 +81,8 @@ def to_float(value, name, error=ValueError, allow_none=True, minimum=None, posit
 def to_int(value, name, error=ValueError, allow_none=False):
     """An int from an int, an integral float or a string of digits; None or "" gives None when
     ``allow_none``."""
-    if _blank(value):
-        if allow_none:
-            return None
-        raise error("%s is required" % name)
-    if isinstance(value, bool):
-        raise error("%s must be an integer, got %r" % (name, value))
+    if _absent(value, name, error, allow_none, "an integer"):
+        return None
     if isinstance(value, int):
         return value
     if isinstance(value, float) and value.is_integer():
