@@ -45,13 +45,9 @@ options:
       - Where sysfs is mounted, read for KFD topology, render nodes and NUMA nodes of AMD GPUs.
       - Not read when a captured output is given, unless set explicitly.
     type: path
+extends_documentation_fragment:
+  - gpucluster.training.probe
 attributes:
-  check_mode:
-    description: Read-only probe; runs and returns the same facts in check mode.
-    support: full
-  diff_mode:
-    description: Has no diff output (it changes nothing).
-    support: none
   platform:
     description: Linux hosts; reads sysfs and runs rocminfo or nvidia-smi.
     support: full

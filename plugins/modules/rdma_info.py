@@ -29,13 +29,9 @@ options:
       - Text of a captured C(ibstat) run, parsed instead of reading sysfs. ibstat shows no GID table, netdev,
         NUMA node or PCI address, so those come back as null.
     type: str
+extends_documentation_fragment:
+  - gpucluster.training.probe
 attributes:
-  check_mode:
-    description: Read-only probe; runs and returns the same facts in check mode.
-    support: full
-  diff_mode:
-    description: Has no diff output (it changes nothing).
-    support: none
   platform:
     description: Linux hosts; reads sysfs.
     support: full
