@@ -15,6 +15,8 @@ raising its own error type:
 * ``to_float(value, name, error, allow_none=True, minimum=None, positive=False)``: a finite float.
 * ``to_int(value, name, error, allow_none=False)``: an int from an int, an integral float or a
   string of digits (booleans are not numbers).
+* ``sysfs_int(text, where, error)``: an int as the kernel writes it in sysfs (decimal or ``0x``
+  hex, surrounding white space ignored).
 """
 
 from __future__ import annotations
@@ -90,3 +92,12 @@ def to_int(value, name, error=ValueError, allow_none=False):
     if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
         return int(value.strip())
     raise error("%s must be an integer, got %r" % (name, value))
+
+
+def sysfs_int(text, where, error=ValueError):
+    """An int as the kernel writes it in sysfs (decimal or 0x hex); ``where`` names the file."""
+    value = (text or "").strip()
+    try:
+        return int(value, 0)
+    except ValueError:
+        raise error("%s: %r is not a number" % (where, value[:40]))

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import sysfs_int
+
 
 class GpuSysfsError(ValueError):
     """A sysfs file whose content is not what the kernel writes there."""
@@ -52,11 +54,7 @@ def parse_kfd_properties(text):
 
 
 def _int_file(text, path):
-    value = (text or "").strip()
-    try:
-        return int(value, 0)
-    except ValueError:
-        raise GpuSysfsError("%s: %r is not a number" % (path, value[:40]))
+    return sysfs_int(text, path, GpuSysfsError)
 
 
 def _pci_id(domain, location_id):

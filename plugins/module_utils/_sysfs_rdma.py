@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import sysfs_int
 from ansible_collections.gpucluster.training.plugins.module_utils._natural import natural_key
 
 
@@ -59,32 +60,29 @@ _DEV_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _PCI = re.compile(r"([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])/*$")
 
 
+def _from_table(value, where, what, pattern, numbered, word_key, words):
+    """A sysfs ``"<n>: <name>"`` value by its number, or an ibstat word by its name."""
+    text = (value or "").strip()
+    match = re.match(pattern, text)
+    if match:
+        if match.group(1) not in numbered:
+            raise SysfsRdmaError("%s: unknown %s %r" % (where, what, text))
+        return numbered[match.group(1)]
+    key = word_key(text)
+    if key not in words:
+        raise SysfsRdmaError("%s: unknown %s %r" % (where, what, text[:40]))
+    return words[key]
+
+
 def normalize_state(value, where):
     """``"4: ACTIVE"`` (sysfs) or ``"Active"`` (ibstat) -> ``"ACTIVE"``."""
-    text = (value or "").strip()
-    match = re.match(r"^(\d+)\s*:\s*(\S+)$", text)
-    if match:
-        if match.group(1) not in _STATES:
-            raise SysfsRdmaError("%s: unknown port state %r" % (where, text))
-        return _STATES[match.group(1)]
-    word = text.upper()
-    if word not in _STATE_WORDS:
-        raise SysfsRdmaError("%s: unknown port state %r" % (where, text[:40]))
-    return _STATE_WORDS[word]
+    return _from_table(value, where, "port state", r"^(\d+)\s*:\s*(\S+)$", _STATES, str.upper, _STATE_WORDS)
 
 
 def normalize_phys_state(value, where):
     """``"5: LinkUp"`` (sysfs) or ``"LinkUp"`` (ibstat) -> ``"LinkUp"``."""
-    text = (value or "").strip()
-    match = re.match(r"^(\d+)\s*:\s*(.+)$", text)
-    if match:
-        if match.group(1) not in _PHYS:
-            raise SysfsRdmaError("%s: unknown physical state %r" % (where, text))
-        return _PHYS[match.group(1)]
-    key = text.lower().replace(" ", "")
-    if key not in _PHYS_WORDS:
-        raise SysfsRdmaError("%s: unknown physical state %r" % (where, text[:40]))
-    return _PHYS_WORDS[key]
+    return _from_table(value, where, "physical state", r"^(\d+)\s*:\s*(.+)$", _PHYS,
+                       lambda text: text.lower().replace(" ", ""), _PHYS_WORDS)
 
 
 def normalize_rate(value, where):
@@ -105,11 +103,7 @@ def normalize_link_layer(value, where):
 
 
 def parse_int(value, where):
-    text = (value or "").strip()
-    try:
-        return int(text, 0)
-    except ValueError:
-        raise SysfsRdmaError("%s: %r is not a number" % (where, text[:40]))
+    return sysfs_int(value, where, SysfsRdmaError)
 
 
 def gid_ipv4(gid):
