@@ -57,19 +57,25 @@ def _int_file(text, path):
     return sysfs_int(text, path, GpuSysfsError)
 
 
+def _matching(files, pattern):
+    """(match, path, text) of each file whose path the pattern matches."""
+    if not isinstance(files, dict):
+        raise GpuSysfsError("sysfs: expected a dict of {path: text}")
+    for path, text in files.items():
+        match = pattern.match(path)
+        if match:
+            yield match, path, text
+
+
 def _pci_id(domain, location_id):
     return "%04x:%02x:%02x.%x" % (domain, (location_id >> 8) & 0xFF, (location_id >> 3) & 0x1F, location_id & 0x7)
 
 
 def enrich_amd_devices(devices, files):
     """Return copies of rocminfo ``devices`` with PCI id, NUMA node and render node from sysfs."""
-    if not isinstance(files, dict):
-        raise GpuSysfsError("sysfs: expected a dict of {path: text}")
     nodes = {}
-    for path, text in files.items():
-        match = _KFD_PROPS.match(path)
-        if match:
-            nodes[int(match.group(1))] = parse_kfd_properties(text)
+    for match, _path, text in _matching(files, _KFD_PROPS):
+        nodes[int(match.group(1))] = parse_kfd_properties(text)
     result = []
     for dev in devices:
         dev = dict(dev)
@@ -90,13 +96,9 @@ def enrich_amd_devices(devices, files):
 
 def pci_gpus(files):
     """List GPU-class PCI functions: ``[{pci_bus_id, vendor, numa_node}]``, sorted by address."""
-    if not isinstance(files, dict):
-        raise GpuSysfsError("sysfs: expected a dict of {path: text}")
     functions = {}
-    for path, text in files.items():
-        match = _PCI_FILE.match(path)
-        if match:
-            functions.setdefault(match.group(1).lower(), {})[match.group(2)] = _int_file(text, path)
+    for match, path, text in _matching(files, _PCI_FILE):
+        functions.setdefault(match.group(1).lower(), {})[match.group(2)] = _int_file(text, path)
     found = []
     for pci in sorted(functions):
         attrs = functions[pci]
