@@ -9,7 +9,7 @@ from ansible_collections.gpucluster.training.plugins.module_utils._fabric import
     FabricError,
     check_fabric,
 )
-from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import jinja_filter
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import filter_module, jinja_filter
 
 
 @jinja_filter("fabric_check", FabricError)
@@ -18,8 +18,4 @@ def fabric_check(nodes, checks=None, expect=None):
     return check_fabric(nodes, checks=checks, expect=expect)
 
 
-class FilterModule:
-    """gpucluster.training.fabric_check"""
-
-    def filters(self):
-        return {"fabric_check": fabric_check}
+FilterModule = filter_module(fabric_check=fabric_check)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import NcclEnvError
 from ansible_collections.gpucluster.training.plugins.module_utils._rdma_site import node_env
-from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import jinja_filter
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import filter_module, jinja_filter
 
 
 @jinja_filter("rdma_node_env", NcclEnvError, prefix=False)
@@ -16,8 +16,4 @@ def rdma_node_env(rdma, gpus=None, network=None, site=None):
     return node_env(rdma, gpus=gpus, network=network, site=site)
 
 
-class FilterModule(object):
-    """rdma role node settings filter."""
-
-    def filters(self):
-        return {"rdma_node_env": rdma_node_env}
+FilterModule = filter_module(rdma_node_env=rdma_node_env)

@@ -9,7 +9,7 @@ from ansible_collections.gpucluster.training.plugins.module_utils._slurm_conf im
     SlurmConfError,
     config_lines,
 )
-from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import jinja_filter
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import filter_module, jinja_filter
 
 
 @jinja_filter("slurm_conf_lines", SlurmConfError)
@@ -18,8 +18,4 @@ def slurm_conf_lines(defaults, overrides=None, version=None, conf="slurm.conf"):
     return config_lines(defaults, overrides, version=version, conf=conf)
 
 
-class FilterModule:
-    """gpucluster.training.slurm_conf_lines"""
-
-    def filters(self):
-        return {"slurm_conf_lines": slurm_conf_lines}
+FilterModule = filter_module(slurm_conf_lines=slurm_conf_lines)

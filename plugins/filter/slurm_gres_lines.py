@@ -9,7 +9,7 @@ from ansible_collections.gpucluster.training.plugins.module_utils._slurm_conf im
     SlurmConfError,
     gres_lines,
 )
-from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import jinja_filter
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import filter_module, jinja_filter
 
 
 @jinja_filter("slurm_gres_lines", SlurmConfError)
@@ -18,8 +18,4 @@ def slurm_gres_lines(nodes, plugin_files=None, autodetect=False, gpu_counts=None
     return gres_lines(nodes, plugin_files=plugin_files, autodetect=autodetect, gpu_counts=gpu_counts)
 
 
-class FilterModule:
-    """gpucluster.training.slurm_gres_lines"""
-
-    def filters(self):
-        return {"slurm_gres_lines": slurm_gres_lines}
+FilterModule = filter_module(slurm_gres_lines=slurm_gres_lines)

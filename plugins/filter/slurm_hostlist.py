@@ -9,7 +9,7 @@ from ansible_collections.gpucluster.training.plugins.module_utils._slurm_conf im
     SlurmConfError,
     hostlist,
 )
-from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import jinja_filter
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import filter_module, jinja_filter
 
 
 @jinja_filter("slurm_hostlist", (SlurmConfError, TypeError))
@@ -18,8 +18,4 @@ def slurm_hostlist(names):
     return hostlist(list(names) if not isinstance(names, str) else names)
 
 
-class FilterModule:
-    """gpucluster.training.slurm_hostlist"""
-
-    def filters(self):
-        return {"slurm_hostlist": slurm_hostlist}
+FilterModule = filter_module(slurm_hostlist=slurm_hostlist)

@@ -9,7 +9,7 @@ from ansible_collections.gpucluster.training.plugins.module_utils._slurm_conf im
     SlurmConfError,
     partition_lines,
 )
-from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import jinja_filter
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import filter_module, jinja_filter
 
 
 @jinja_filter("slurm_partition_lines", SlurmConfError)
@@ -18,8 +18,4 @@ def slurm_partition_lines(partitions, groups, computes, version=None):
     return partition_lines(list(partitions or []), dict(groups or {}), list(computes or []), version=version)
 
 
-class FilterModule:
-    """gpucluster.training.slurm_partition_lines"""
-
-    def filters(self):
-        return {"slurm_partition_lines": slurm_partition_lines}
+FilterModule = filter_module(slurm_partition_lines=slurm_partition_lines)

@@ -9,7 +9,7 @@ from ansible_collections.gpucluster.training.plugins.module_utils._slurm_conf im
     SlurmConfError,
     version_features,
 )
-from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import jinja_filter
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import filter_module, jinja_filter
 
 
 @jinja_filter("slurm_version_features", SlurmConfError)
@@ -18,8 +18,4 @@ def slurm_version_features(version):
     return version_features(version)
 
 
-class FilterModule:
-    """gpucluster.training.slurm_version_features"""
-
-    def filters(self):
-        return {"slurm_version_features": slurm_version_features}
+FilterModule = filter_module(slurm_version_features=slurm_version_features)

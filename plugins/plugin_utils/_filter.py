@@ -29,3 +29,12 @@ def jinja_filter(name, errors, lines=False, prefix=True):
                 raise AnsibleFilterError("%s: %s" % (name, exc) if prefix else str(exc)) from exc
         return run
     return decorate
+
+
+def filter_module(**filters):
+    """The FilterModule class Ansible loads from a filter plugin file, offering ``filters``."""
+    class FilterModule:
+        def filters(self):
+            return dict(filters)
+    FilterModule.__doc__ = "gpucluster.training filters: %s" % ", ".join(sorted(filters))
+    return FilterModule
