@@ -20,6 +20,7 @@ import pytest
 
 ROLE = "rocm"
 
+
 @pytest.mark.parametrize("os_name,suite", [("ubuntu2204", "jammy"), ("ubuntu2404", "noble"), ("debian12", "jammy")])
 def test_apt_lines_match_amds_documented_format(templates, os_name, suite):
     assert templates.render(os_name, "amdgpu.list.j2") == [
