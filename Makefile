@@ -48,6 +48,7 @@ harness: setup
 lint: setup
 	yamllint -s .
 	ansible-lint --offline --profile production
+	tools/galaxy-import-check.sh
 
 sanity: setup
 	tools/ansible-test.sh sanity

@@ -33,6 +33,10 @@ ordered by GPU NUMA affinity (ports on the NUMA node of GPU 0 first, ...) when G
 NUMA nodes, else in natural name order.  The value is written ``=dev:port,...``: the leading
 ``=`` makes NCCL match names exactly (``mlx5_1`` would otherwise also select ``mlx5_10``).
 
+``gloo_socket_ifname(nccl_socket_ifname, fallback="")`` is the one interface gloo (torch's CPU
+collectives and bootstrap) takes, from NCCL's list syntax: ``=`` (exact match) dropped, the first
+name of a ``,`` list, and the fallback for an ``^`` exclusion list or an empty value.
+
 Errors (``NcclEnvError``): no usable port ("no active RDMA port", listing what was found);
 RoCE ports whose RoCE v2 IPv4 GID index differs and no ``policy.gid_index``; a RoCE port whose
 known GID table has no RoCE v2 IPv4-mapped entry on its netdev.
@@ -43,16 +47,14 @@ from __future__ import annotations
 import fnmatch
 import re
 
+from ansible_collections.gpucluster.training.plugins.module_utils._natural import natural_key
+
 
 class NcclEnvError(ValueError):
     """Facts or policy from which no consistent NCCL environment can be derived."""
 
 
 _KNOWN_POLICY = ("allow", "deny", "link_layer", "gid_index", "socket_ifname", "socket_fallback", "peer_memory", "gdr_level")
-
-
-def _natural_key(name):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(name))]
 
 
 def _describe(dev, port):
@@ -222,7 +224,7 @@ def derive_nccl_env(rdma, gpus=None, network=None, policy=None):
         dev, port = item
         numa = dev.get("numa_node")
         rank = numa_order.index(numa) if numa in numa_order else len(numa_order)
-        return (rank, _natural_key(dev["name"]), port["port"])
+        return (rank, natural_key(dev["name"]), port["port"])
 
     chosen.sort(key=order_key)
     if numa_order:
@@ -297,7 +299,7 @@ def _gid_index(chosen, policy, env, reasons):
                            "set policy gid_index" % ", ".join("%s=%s" % item for item in sorted(indexes.items())))
     env["NCCL_IB_GID_INDEX"] = str(values[0])
     reasons["NCCL_IB_GID_INDEX"] = "index %d is the RoCE v2 GID with an IPv4-mapped address on %s" % (
-        values[0], ", ".join(sorted(indexes, key=_natural_key)))
+        values[0], ", ".join(sorted(indexes, key=natural_key)))
 
 
 def _socket_ifname(rdma, network, policy, reasons):
@@ -342,3 +344,15 @@ def _gdr(rdma, gpus, policy, env, reasons):
         reasons["NCCL_NET_GDR_LEVEL"] = "GPUDirect RDMA available (%s): use it up to %s distance" % (why, env["NCCL_NET_GDR_LEVEL"])
     else:
         reasons["NCCL_NET_GDR_LEVEL"] = "unset: %s" % why
+
+
+def gloo_socket_ifname(nccl_socket_ifname, fallback=""):
+    """The interface for GLOO_SOCKET_IFNAME from an NCCL_SOCKET_IFNAME value; see the module docstring."""
+    value = nccl_socket_ifname if isinstance(nccl_socket_ifname, str) else ""
+    value = value.strip()
+    if value.startswith("="):
+        value = value[1:]
+    first = value.split(",")[0].strip()
+    if not first or first.startswith("^"):
+        return fallback if isinstance(fallback, str) else ""
+    return first

@@ -39,6 +39,9 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import sysfs_int
+from ansible_collections.gpucluster.training.plugins.module_utils._natural import natural_key
+
 
 class SysfsRdmaError(ValueError):
     """A sysfs RDMA tree or show_gids listing that cannot be understood."""
@@ -57,32 +60,29 @@ _DEV_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _PCI = re.compile(r"([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])/*$")
 
 
+def _from_table(value, where, what, pattern, numbered, word_key, words):
+    """A sysfs ``"<n>: <name>"`` value by its number, or an ibstat word by its name."""
+    text = (value or "").strip()
+    match = re.match(pattern, text)
+    if match:
+        if match.group(1) not in numbered:
+            raise SysfsRdmaError("%s: unknown %s %r" % (where, what, text))
+        return numbered[match.group(1)]
+    key = word_key(text)
+    if key not in words:
+        raise SysfsRdmaError("%s: unknown %s %r" % (where, what, text[:40]))
+    return words[key]
+
+
 def normalize_state(value, where):
     """``"4: ACTIVE"`` (sysfs) or ``"Active"`` (ibstat) -> ``"ACTIVE"``."""
-    text = (value or "").strip()
-    match = re.match(r"^(\d+)\s*:\s*(\S+)$", text)
-    if match:
-        if match.group(1) not in _STATES:
-            raise SysfsRdmaError("%s: unknown port state %r" % (where, text))
-        return _STATES[match.group(1)]
-    word = text.upper()
-    if word not in _STATE_WORDS:
-        raise SysfsRdmaError("%s: unknown port state %r" % (where, text[:40]))
-    return _STATE_WORDS[word]
+    return _from_table(value, where, "port state", r"^(\d+)\s*:\s*(\S+)$", _STATES, str.upper, _STATE_WORDS)
 
 
 def normalize_phys_state(value, where):
     """``"5: LinkUp"`` (sysfs) or ``"LinkUp"`` (ibstat) -> ``"LinkUp"``."""
-    text = (value or "").strip()
-    match = re.match(r"^(\d+)\s*:\s*(.+)$", text)
-    if match:
-        if match.group(1) not in _PHYS:
-            raise SysfsRdmaError("%s: unknown physical state %r" % (where, text))
-        return _PHYS[match.group(1)]
-    key = text.lower().replace(" ", "")
-    if key not in _PHYS_WORDS:
-        raise SysfsRdmaError("%s: unknown physical state %r" % (where, text[:40]))
-    return _PHYS_WORDS[key]
+    return _from_table(value, where, "physical state", r"^(\d+)\s*:\s*(.+)$", _PHYS,
+                       lambda text: text.lower().replace(" ", ""), _PHYS_WORDS)
 
 
 def normalize_rate(value, where):
@@ -103,13 +103,7 @@ def normalize_link_layer(value, where):
 
 
 def parse_int(value, where):
-    text = (value or "").strip()
-    if len(text) > 20 or not text.isascii():
-        raise SysfsRdmaError("%s: %r is not a number" % (where, text[:40]))
-    try:
-        return int(text, 0)
-    except ValueError:
-        raise SysfsRdmaError("%s: %r is not a number" % (where, text[:40]))
+    return sysfs_int(value, where, SysfsRdmaError)
 
 
 def _small_int(text):
@@ -139,10 +133,6 @@ def gid_type(raw, link_layer):
     if text in ("ib/rocev1", "rocev1", "v1", "ib"):
         return "IB" if link_layer == "InfiniBand" else "RoCEv1"
     return None
-
-
-def _natural_key(name):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
 def _listing(files, path):
@@ -176,7 +166,7 @@ def parse_sysfs_rdma(files):
         if match and _DEV_NAME.match(match.group(1)):
             ports.setdefault(match.group(1), set())
     devices = []
-    for name in sorted(ports, key=_natural_key):
+    for name in sorted(ports, key=natural_key):
         base = "class/infiniband/%s" % name
         netdevs = _listing(files, base + "/device/net") or []
         link = files.get(base + "/device@")
@@ -186,7 +176,7 @@ def parse_sysfs_rdma(files):
         fw = files.get(base + "/fw_ver")
         device = {
             "name": name,
-            "netdev": sorted(netdevs, key=_natural_key)[0] if netdevs else None,
+            "netdev": sorted(netdevs, key=natural_key)[0] if netdevs else None,
             "numa_node": numa if numa is not None and numa >= 0 else None,
             "pci_bus_id": pci.group(1).lower() if pci else None,
             "fw_ver": fw.strip() if fw is not None and fw.strip() else None,

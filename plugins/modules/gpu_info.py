@@ -45,13 +45,9 @@ options:
       - Where sysfs is mounted, read for KFD topology, render nodes and NUMA nodes of AMD GPUs.
       - Not read when a captured output is given, unless set explicitly.
     type: path
+extends_documentation_fragment:
+  - gpucluster.training.probe
 attributes:
-  check_mode:
-    description: Read-only probe; runs and returns the same facts in check mode.
-    support: full
-  diff_mode:
-    description: Has no diff output (it changes nothing).
-    support: none
   platform:
     description: Linux hosts; reads sysfs and runs rocminfo or nvidia-smi.
     support: full
@@ -169,17 +165,9 @@ from ansible_collections.gpucluster.training.plugins.module_utils._gpu_models im
 from ansible_collections.gpucluster.training.plugins.module_utils._gpu_sysfs import GpuSysfsError, enrich_amd_devices, pci_gpus
 from ansible_collections.gpucluster.training.plugins.module_utils._nvidia_smi import NvidiaSmiError, parse_nvidia_smi_xml
 from ansible_collections.gpucluster.training.plugins.module_utils._rocminfo import RocminfoError, parse_rocminfo
+from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_read import read_text
 
 LANG_ENV = {"LANG": "C", "LC_ALL": "C", "LC_MESSAGES": "C"}
-
-
-def read_text(path):
-    """Text of a small sysfs file, or None when it cannot be read."""
-    try:
-        with open(path, "r") as handle:
-            return handle.read()
-    except (IOError, OSError, UnicodeDecodeError):
-        return None
 
 
 def read_pci_files(sysfs_root):

@@ -29,13 +29,9 @@ options:
       - Text of a captured C(ibstat) run, parsed instead of reading sysfs. ibstat shows no GID table, netdev,
         NUMA node or PCI address, so those come back as null.
     type: str
+extends_documentation_fragment:
+  - gpucluster.training.probe
 attributes:
-  check_mode:
-    description: Read-only probe; runs and returns the same facts in check mode.
-    support: full
-  diff_mode:
-    description: Has no diff output (it changes nothing).
-    support: none
   platform:
     description: Linux hosts; reads sysfs.
     support: full
@@ -122,24 +118,9 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpucluster.training.plugins.module_utils._ibstat import IbstatError, parse_ibstat
 from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma import PEER_MEMORY_MODULES, SysfsRdmaError, parse_sysfs_rdma
+from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_read import listdir, read_text
 
 PORT_FILES = ("state", "phys_state", "rate", "link_layer", "lid", "sm_lid")
-
-
-def read_text(path):
-    """Text of a small sysfs file, or None when it cannot be read (EINVAL on unused GID attributes)."""
-    try:
-        with open(path, "r") as handle:
-            return handle.read()
-    except (IOError, OSError, UnicodeDecodeError):
-        return None
-
-
-def listdir(path):
-    try:
-        return sorted(os.listdir(path))
-    except OSError:
-        return None
 
 
 def read_tree(root):
