@@ -27,7 +27,9 @@ import re
 from ansible.module_utils.parsing.convert_bool import boolean
 
 REQUIRED = object()
-_INTEGER = re.compile(r"[+-]?[0-9]+")
+# one optional sign and at most 18 ASCII digits: "+-4", other scripts' digits and 5,000-digit
+# numbers (past Python's int() limit) are refused with the caller's error
+_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
 
 
 def _absent(value, name, error, allow_none, kind):

@@ -100,7 +100,7 @@ def parse_nvidia_smi_xml(text):
     _check_text(text)
     try:
         root = ET.fromstring(text.strip().encode("utf-8"))
-    except (ET.ParseError, ValueError, UnicodeError) as exc:
+    except (ET.ParseError, ValueError, UnicodeError, LookupError) as exc:  # LookupError: an unknown encoding= declared
         raise NvidiaSmiError("nvidia-smi: the XML does not parse (%s): truncated or garbled output?" % exc)
     except RecursionError:
         raise NvidiaSmiError("nvidia-smi: the XML nests too deeply to be nvidia-smi output")

@@ -26,11 +26,10 @@ throughput. The work is done by one module per concept:
 
 from __future__ import annotations
 
-import math
-
 from ansible_collections.gpucluster.training.plugins.module_utils import _hardware
 from ansible_collections.gpucluster.training.plugins.module_utils import _planner_search
 from ansible_collections.gpucluster.training.plugins.module_utils import _planner_throughput
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import to_bool, to_float, to_int
 from ansible_collections.gpucluster.training.plugins.module_utils._planner_estimate import (
     evaluate,
     megatron_args,
@@ -92,55 +91,15 @@ _BOOLS = ("sequence_parallel", "fsdp", "flash_attention", "allow_tp_across_nodes
 
 
 def _int(value, name, allow_none=False):
-    if value is None or (isinstance(value, str) and value.strip() == ""):
-        if allow_none:
-            return None
-        raise PlannerError("%s is required" % name)
-    if isinstance(value, bool):
-        raise PlannerError("%s must be an integer, got %r" % (name, value))
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        text = value.strip()
-        # One optional sign, ASCII digits, at most 12 of them ("+-4", superscript digits and 5000 digits are refused).
-        digits = text[1:] if text[:1] in ("+", "-") else text
-        if digits.isascii() and digits.isdigit() and len(digits) <= 12:
-            return int(text)
-    raise PlannerError("%s must be an integer, got %r" % (name, value))
+    return to_int(value, name, PlannerError, allow_none=allow_none)
 
 
 def _float(value, name, allow_none=True):
-    if value is None or (isinstance(value, str) and value.strip() == ""):
-        if allow_none:
-            return None
-        raise PlannerError("%s is required" % name)
-    if isinstance(value, bool):
-        raise PlannerError("%s must be a number, got %r" % (name, value))
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise PlannerError("%s must be a number, got %r" % (name, value))
-    if math.isnan(out) or math.isinf(out):
-        raise PlannerError("%s must be a finite number, got %r" % (name, value))
-    return out
+    return to_float(value, name, PlannerError, allow_none=allow_none)
 
 
 def _bool(value, name, default):
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text in ("1", "true", "yes", "on", "y"):
-            return True
-        if text in ("0", "false", "no", "off", "n"):
-            return False
-    raise PlannerError("%s must be a boolean, got %r" % (name, value))
+    return to_bool(value, name, PlannerError, default=default)
 
 
 def _choice(value, name, choices, default):

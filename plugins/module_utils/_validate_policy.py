@@ -10,7 +10,7 @@ them equal).
 
 from __future__ import annotations
 
-import math
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import to_float, to_tri
 
 __all__ = ["ValidateJudgeError", "TESTS", "DRAIN_PREFIX", "DEFAULT_POLICY", "policy_of"]
 
@@ -55,35 +55,14 @@ class ValidateJudgeError(ValueError):
 
 def num(value, what, allow_none=True):
     """A finite number >= 0 (bool, nan, inf, negative and 1e999 refused), or None."""
-    if value is None or value == "":
-        if allow_none:
-            return None
-        raise ValidateJudgeError("%s is required" % what)
-    if isinstance(value, bool):
-        raise ValidateJudgeError("%s must be a number, got %r" % (what, value))
     if isinstance(value, str) and len(value) > 40:
         raise ValidateJudgeError("%s must be a number, got a %d-character text" % (what, len(value)))
-    try:
-        out = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise ValidateJudgeError("%s must be a number, got %r" % (what, value))
-    if not math.isfinite(out) or out < 0:
-        raise ValidateJudgeError("%s must be a finite number >= 0, got %r" % (what, value))
-    return out
+    return to_float(value, what, ValidateJudgeError, allow_none=allow_none, minimum=0)
 
 
 def tri(value, what):
     """auto / true / false."""
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text == "auto":
-        return "auto"
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise ValidateJudgeError("%s must be auto, true or false, got %r" % (what, value))
+    return to_tri(value, what, ValidateJudgeError)
 
 
 def _per_test(value, key, known):

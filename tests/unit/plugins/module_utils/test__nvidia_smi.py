@@ -110,3 +110,9 @@ def test_garbled_outputs_give_own_error(data):
 @given(st.text())
 def test_any_text_gives_result_or_own_error(text):
     _checked(text)
+
+
+def test_unknown_xml_encoding_declaration_gives_own_error():
+    # found by the hypothesis garble test: ElementTree raises LookupError for an unknown encoding
+    with pytest.raises(NvidiaSmiError, match="does not parse"):
+        parse_nvidia_smi_xml('<?xml version="1.0" encoding="U0F-8"?><nvidia_smi_log></nvidia_smi_log>')
