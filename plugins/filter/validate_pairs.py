@@ -5,24 +5,10 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
+from ansible_collections.gpucluster.training.plugins.module_utils._validate_judge import ValidateJudgeError, plan_pairs
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import filter_module, jinja_filter
 
-from ansible_collections.gpucluster.training.plugins.module_utils._validate_judge import (
-    ValidateJudgeError,
-    plan_pairs,
-)
+# Hosts -> the node pairs of the bad-node search (a ring).
+validate_pairs = jinja_filter("validate_pairs", ValidateJudgeError)(plan_pairs)
 
-
-def validate_pairs(hosts):
-    """Hosts -> the node pairs of the bad-node search (a ring)."""
-    try:
-        return plan_pairs(hosts)
-    except ValidateJudgeError as exc:
-        raise AnsibleFilterError("validate_pairs: %s" % exc) from exc
-
-
-class FilterModule:
-    """gpucluster.training.validate_pairs"""
-
-    def filters(self):
-        return {"validate_pairs": validate_pairs}
+FilterModule = filter_module(validate_pairs=validate_pairs)

@@ -5,24 +5,10 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
+from ansible_collections.gpucluster.training.plugins.module_utils._validate_judge import ValidateJudgeError, hca_labels
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import filter_module, jinja_filter
 
-from ansible_collections.gpucluster.training.plugins.module_utils._validate_judge import (
-    ValidateJudgeError,
-    hca_labels,
-)
+# Selected RDMA ports (the rdma role's recorded dicts or 'dev:port' strings) -> ['dev:port'].
+validate_ports = jinja_filter("validate_ports", ValidateJudgeError)(hca_labels)
 
-
-def validate_ports(ports):
-    """Selected RDMA ports (the rdma role's recorded dicts or 'dev:port' strings) -> ['dev:port']."""
-    try:
-        return hca_labels(ports)
-    except ValidateJudgeError as exc:
-        raise AnsibleFilterError("validate_ports: %s" % exc) from exc
-
-
-class FilterModule:
-    """gpucluster.training.validate_ports"""
-
-    def filters(self):
-        return {"validate_ports": validate_ports}
+FilterModule = filter_module(validate_ports=validate_ports)

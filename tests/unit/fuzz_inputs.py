@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 BIG_CHARS = 10 * 1024 * 1024
@@ -101,3 +102,37 @@ def garbled(sample, alphabet="0123456789:/[]() \t\r\n.-#x"):
         return text[:cut] if draw(st.booleans()) else text
 
     return _build()
+
+
+def property_tests(check, samples, max_examples=150):
+    """The hypothesis properties every parser test module runs, written once.
+
+    ``check(text)`` calls the parser and asserts its result's shape, accepting only the parser's
+    own error; ``samples`` are real fixture texts. Returns three test functions, to be bound in the
+    test module as ``test_property_garbled_fixture, test_property_arbitrary_text,
+    test_property_reordered_lines = property_tests(_check, TEXTS)``:
+    a real sample garbled (``garbled``), any text at all, and a real sample with its lines shuffled.
+    """
+    slow = settings(max_examples=max_examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+    @slow
+    @given(data=st.data())
+    def garbled_fixture(data):
+        """synthetic: a real fixture cut, characters replaced and CRLF'd"""
+        check(data.draw(garbled(data.draw(st.sampled_from(samples)))))
+
+    @slow
+    @given(st.text())
+    def arbitrary_text(text):
+        """synthetic: any string at all"""
+        check(text)
+
+    @slow
+    @given(st.sampled_from(samples), st.randoms(use_true_random=False))
+    def reordered_lines(sample, rnd):
+        """synthetic: a real fixture with its lines shuffled"""
+        lines = sample.splitlines()
+        rnd.shuffle(lines)
+        check("\n".join(lines))
+
+    return garbled_fixture, arbitrary_text, reordered_lines

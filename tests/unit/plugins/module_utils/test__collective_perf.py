@@ -8,14 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from ansible_collections.gpucluster.training.plugins.module_utils._collective_perf import (
     CollectivePerfParseError,
     parse_collective_perf,
 )
-from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import garbled
+from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import property_tests
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 
@@ -210,20 +208,5 @@ def _check(text):
         assert result["avg_busbw_gbps"] is None
 
 
-_SETTINGS = settings(max_examples=150, deadline=None,
-                     suppress_health_check=[HealthCheck.too_slow])
-
-
-@_SETTINGS
-@given(data=st.data())
-def test_property_garbled_fixture(data):
-    """synthetic: a real fixture cut, characters replaced and CRLF'd by the shared fuzz helper
-    (tests/unit/fuzz_inputs.py)"""
-    _check(data.draw(garbled(_read(data.draw(st.sampled_from(FIXTURE_NAMES))))))
-
-
-@_SETTINGS
-@given(st.text())
-def test_property_arbitrary_text(text):
-    """synthetic: any string at all"""
-    _check(text)
+test_property_garbled_fixture, test_property_arbitrary_text, test_property_reordered_lines = property_tests(
+    _check, [_read(name) for name in FIXTURE_NAMES])

@@ -8,11 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from ansible_collections.gpucluster.training.plugins.module_utils._ibstat import IbstatError, parse_ibstat
-from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import garbled
+from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import property_tests
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "ibstat"
 IB = "ibstat_H100_8xCX7-NDR400-IB_plus_4xCX6Dx-Ethernet_mooncake2039.txt"
@@ -74,22 +72,4 @@ def _checked(text):
     return result
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.sampled_from(range(len(TEXTS))), st.randoms(use_true_random=False))
-def test_reordered_lines_give_own_error(which, rnd):
-    lines = TEXTS[which].splitlines()
-    rnd.shuffle(lines)
-    _checked("\n".join(lines))
-
-
-@settings(max_examples=150, deadline=None)
-@given(data=st.data())
-def test_garbled_outputs_give_own_error(data):
-    """synthetic: a real fixture damaged by the shared fuzz helper (tests/unit/fuzz_inputs.py)"""
-    _checked(data.draw(garbled(TEXTS[data.draw(st.sampled_from(range(len(TEXTS))))])))
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text())
-def test_any_text_gives_result_or_own_error(text):
-    _checked(text)
+test_property_garbled_fixture, test_property_arbitrary_text, test_property_reordered_lines = property_tests(_checked, TEXTS)

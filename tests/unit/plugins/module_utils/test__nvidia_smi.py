@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.gpucluster.training.plugins.module_utils._gpu_models import gpu_facts
 from ansible_collections.gpucluster.training.plugins.module_utils._nvidia_smi import NvidiaSmiError, parse_nvidia_smi_xml
-from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import garbled
+from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import property_tests
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "nvidia-smi"
 MIG = "nvidia_smi_q_x_A100-SXM4-80GB_MIG_4instances_drv535_telegraf.xml"
@@ -91,25 +91,7 @@ def test_truncated_outputs_give_own_error(which, fraction):
     assert _checked(text[:int(len(text) * fraction)]) is None
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.sampled_from(range(len(TEXTS))), st.randoms(use_true_random=False))
-def test_reordered_lines_give_own_error(which, rnd):
-    lines = TEXTS[which].splitlines()
-    rnd.shuffle(lines)
-    _checked("\n".join(lines))
-
-
-@settings(max_examples=150, deadline=None)
-@given(data=st.data())
-def test_garbled_outputs_give_own_error(data):
-    """synthetic: a real fixture damaged by the shared fuzz helper (tests/unit/fuzz_inputs.py)"""
-    _checked(data.draw(garbled(TEXTS[data.draw(st.sampled_from(range(len(TEXTS))))])))
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text())
-def test_any_text_gives_result_or_own_error(text):
-    _checked(text)
+test_property_garbled_fixture, test_property_arbitrary_text, test_property_reordered_lines = property_tests(_checked, TEXTS)
 
 
 def test_unknown_xml_encoding_declaration_gives_own_error():
