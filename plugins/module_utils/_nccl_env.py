@@ -8,7 +8,8 @@ PRIVATE to the collection: the interface may change without notice. Pure functio
 ``derive_nccl_env(rdma, gpus=None, network=None, policy=None)`` returns::
 
     {env: {NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_SOCKET_IFNAME, NCCL_IB_DISABLE,
-           NCCL_NET_GDR_LEVEL}, reasons: {<same keys>: text}, hcas: [{device, port, ...}]}
+           NCCL_NET_GDR_LEVEL}, reasons: {<same keys>: text}, hcas: [{device, port, ...}],
+     warnings: [text]}
 
 ``env`` only holds the variables that were decided; ``reasons`` explains every variable,
 including the ones left unset.  RCCL reads the same ``NCCL_*`` variables.
@@ -24,6 +25,8 @@ Inputs: ``rdma`` is the ``gpucluster_rdma`` fact (``rdma_info``), ``gpus`` the
 * ``socket_fallback``: true to return ``NCCL_IB_DISABLE=1`` instead of failing when no RDMA
   port is usable;
 * ``peer_memory``: true/false to override detection; ``gdr_level`` (default ``PHB``).
+* ``single_plane``: true to keep only the InfiniBand ports of the SM LID shared by the most ports
+  (by default every active top-rate port is kept, see below);
 * ``subnet``: the training subnet (CIDR, e.g. ``10.16.0.0/16``): on RoCE, the GID whose IPv4
   address is in it is used, and a port without one is an error.
 
@@ -35,8 +38,11 @@ index is used and the reason names the others.
 
 Selection of ``NCCL_IB_HCA``: active ports (state ACTIVE, physical state LinkUp when known)
 allowed by the policy -> the dominant link layer (most ports; ties go to the higher total
-rate, then InfiniBand) -> the highest rate -> one subnet (InfiniBand: the SM LID shared by the
-most ports; RoCE: the GID prefix of the port's RoCE v2 GID, and the VLAN of its netdev) ->
+rate, then InfiniBand) -> the highest rate -> on RoCE one subnet (the GID prefix of the port's
+RoCE v2 GID, and the VLAN of its netdev); on InfiniBand every port is kept even when the ports
+sit on several planes (distinct SM LIDs: multi-plane fabrics give each rail its own subnet
+manager), with a warning naming the planes, unless ``policy.single_plane`` keeps only the SM LID
+shared by the most ports ->
 ordered by GPU NUMA affinity (ports on the NUMA node of GPU 0 first, ...) when GPU facts know
 NUMA nodes, else in natural name order.  The value is written ``=dev:port,...``: the leading
 ``=`` makes NCCL match names exactly (``mlx5_1`` would otherwise also select ``mlx5_10``).
@@ -58,7 +64,7 @@ class NcclEnvError(ValueError):
 
 
 _KNOWN_POLICY = ("allow", "deny", "link_layer", "gid_index", "socket_ifname", "socket_fallback", "peer_memory", "gdr_level",
-                 "subnet")
+                 "subnet", "single_plane")
 
 
 def _natural_key(name):
@@ -109,6 +115,8 @@ def _check_inputs(rdma, gpus, network, policy):
     for key in ("allow", "deny"):
         if not _opt(policy.get(key), list):
             raise NcclEnvError("nccl_env: policy %s must be a list of device or device:port patterns" % key)
+    if not _opt(policy.get("single_plane"), bool):
+        raise NcclEnvError("nccl_env: policy single_plane must be true or false")
     for key in ("link_layer", "socket_ifname", "gdr_level", "subnet"):
         if not _opt(policy.get(key), str):
             raise NcclEnvError("nccl_env: policy %s must be text" % key)
@@ -250,7 +258,7 @@ def derive_nccl_env(rdma, gpus=None, network=None, policy=None):
             reasons["NCCL_IB_HCA"] = "unset: no active RDMA port"
             reasons["NCCL_IB_GID_INDEX"] = "unset: no active RDMA port"
             reasons["NCCL_NET_GDR_LEVEL"] = "unset: no RDMA"
-            return {"env": env, "reasons": reasons, "hcas": []}
+            return {"env": env, "reasons": reasons, "hcas": [], "warnings": []}
         raise NcclEnvError("nccl_env: no active RDMA port (found: %s)%s" % (
             listing, "; allow/deny policy applied" if (allow or deny) else ""))
     layer, chosen, layer_text = _select_link_layer(candidates, policy, reasons)
@@ -260,7 +268,8 @@ def derive_nccl_env(rdma, gpus=None, network=None, policy=None):
     text = "%s; highest rate %s Gb/s" % (layer_text, top_rate)
     if slower:
         text += " (left out slower: %s)" % ", ".join("%s:%s" % (d["name"], p["port"]) for d, p in slower)
-    chosen, subnet_text = _one_subnet(layer, chosen, policy.get("subnet"))
+    warnings = []
+    chosen, subnet_text = _one_subnet(layer, chosen, policy.get("subnet"), policy.get("single_plane"), warnings)
     text += "; " + subnet_text
     numa_order = _numa_order(gpus)
 
@@ -289,10 +298,10 @@ def derive_nccl_env(rdma, gpus=None, network=None, policy=None):
     hcas = [{"device": d["name"], "port": p["port"], "link_layer": p["link_layer"], "rate_gbps": p.get("rate_gbps"),
              "numa_node": d.get("numa_node"), "netdev": d.get("netdev"), "roce_netdev": _roce_netdev(d, p, policy.get("subnet"))}
             for d, p in chosen]
-    return {"env": env, "reasons": reasons, "hcas": hcas}
+    return {"env": env, "reasons": reasons, "hcas": hcas, "warnings": warnings}
 
 
-def _one_subnet(layer, chosen, subnet=None):
+def _one_subnet(layer, chosen, subnet=None, single_plane=False, warnings=None):
     groups = {}
     for dev, port in chosen:
         if layer == "InfiniBand":
@@ -304,8 +313,15 @@ def _one_subnet(layer, chosen, subnet=None):
         groups.setdefault(key, []).append((dev, port))
     ranked = sorted(groups.items(), key=lambda item: (-len(item[1]), str(item[0])))
     key, best = ranked[0]
+    if layer == "InfiniBand" and len(ranked) > 1 and not single_plane:
+        planes = "; ".join("SM LID %s: %s" % (k[1], ", ".join(sorted(("%s:%s" % (d["name"], p["port"]) for d, p in ports), key=_natural_key)))
+                           for k, ports in ranked)
+        if warnings is not None:
+            warnings.append("InfiniBand ports on %d planes (%s): all are kept in NCCL_IB_HCA. Every node must see the same planes on "
+                            "the same rails, or set policy single_plane / allow to restrict them" % (len(ranked), planes))
+        return list(chosen), "%d planes kept (%s)" % (len(ranked), planes)
     if layer == "InfiniBand":
-        text = "one subnet: SM LID %s" % key[1]
+        text = "one subnet: SM LID %s%s" % (key[1], " (policy single_plane)" if len(ranked) > 1 else "")
     else:
         text = "one subnet: GID prefix %s, VLAN %s" % (key[1][0] or "unknown", key[1][1] if key[1][1] is not None else "none")
     if len(ranked) > 1:

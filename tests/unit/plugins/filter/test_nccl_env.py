@@ -191,5 +191,5 @@ def test_any_facts_give_result_or_own_error(rdma, gpus, network, policy):
         result = derive_nccl_env(rdma, gpus=gpus, network=network, policy=policy)
     except NcclEnvError:
         return
-    assert set(result) == {"env", "reasons", "hcas"}
+    assert set(result) == {"env", "reasons", "hcas", "warnings"}
     assert all(isinstance(value, str) for value in result["env"].values())
