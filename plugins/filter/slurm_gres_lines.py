@@ -13,10 +13,10 @@ from ansible_collections.gpucluster.training.plugins.module_utils._slurm_conf im
 )
 
 
-def slurm_gres_lines(nodes, plugin_files=None, autodetect=False, gpu_counts=None):
+def slurm_gres_lines(nodes, plugin_files=None, autodetect=False, gpu_counts=None, node_facts=None):
     """{name: gpucluster_gpus} -> gres.conf lines (explicit File= lines or AutoDetect=)."""
     try:
-        return gres_lines(nodes, plugin_files=plugin_files, autodetect=autodetect, gpu_counts=gpu_counts)
+        return gres_lines(nodes, plugin_files=plugin_files, autodetect=autodetect, gpu_counts=gpu_counts, node_facts=node_facts)
     except SlurmConfError as exc:
         raise AnsibleFilterError("slurm_gres_lines: %s" % exc) from exc
 
