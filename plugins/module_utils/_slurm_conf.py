@@ -93,6 +93,8 @@ def version_features(version):
     change of NodeName or PartitionName lines needs a restart of slurmctld and the slurmd.
     ``configless``: ``SlurmctldParameters=enable_configless`` exists (from 20.02).
     ``cgroup_plugin``: cgroup.conf ``CgroupPlugin`` exists (from 22.05).
+    ``cgroup_v2``: Slurm's cgroup plugins work on a cgroup v2 (unified) host (from 22.05, Slurm's
+    cgroup v2 page; 21.08 has only cgroup/v1).
     """
     major, minor, micro = parse_version(version)
     ver = (major, minor)
@@ -104,7 +106,30 @@ def version_features(version):
         "reconfigure_applies_node_changes": ver >= (24, 5),
         "configless": ver >= (20, 2),
         "cgroup_plugin": ver >= (22, 5),
+        "cgroup_v2": ver >= (22, 5),
     }
+
+
+CGROUP_PLUGINS = ("proctrack/cgroup", "task/cgroup", "jobacct_gather/cgroup")
+
+
+def cgroup_v2_refusal(version, cgroup2_hosts, plugins):
+    """Text refusing a Slurm without cgroup v2 support on cgroup v2 hosts, or ``""`` when fine.
+
+    ``cgroup2_hosts``: the hosts booted with the unified cgroup v2 hierarchy only;
+    ``plugins``: the configured ProctrackType / TaskPlugin / JobAcctGatherType values.
+    """
+    features = version_features(version)
+    hosts = sorted(str(h) for h in (cgroup2_hosts or []))
+    used = sorted(set(p.strip() for value in (plugins or []) for p in str(value).split(",") if p.strip() in CGROUP_PLUGINS))
+    if features["cgroup_v2"] or not hosts or not used:
+        return ""
+    return ("Slurm %s cannot run on %s: these hosts boot with cgroup v2 only, and Slurm supports cgroup v2 from 22.05 "
+            "(%s need it). The way out: a site package repository with Slurm >= 22.05 under the distribution's package "
+            "names (e.g. .debs built by SchedMD's packaging from the release tarball, or a vendor repository): set "
+            "slurm_common_repository (url, key_url, suite, components) and slurm_common_package_version (pinned and held). "
+            "Booting with systemd.unified_cgroup_hierarchy=0 (cgroup v1) is the unsupported alternative."
+            % (features["version"], ", ".join(hosts), ", ".join(used)))
 
 
 # --- host lists ---------------------------------------------------------------------------
@@ -264,11 +289,14 @@ def gres_counts(gpus, count=None):
     return sorted(merged.items())
 
 
-def node_attributes(facts, gpus=None, mem_reserve_mib=1024, mem_reserve_percent=0, gpu_count=None):
+def node_attributes(facts, gpus=None, mem_reserve_mib=1024, mem_reserve_percent=0, gpu_count=None, mem_round_mib=1024):
     """Ordered ``[(key, value)]`` of a NodeName line from Ansible facts and GPU facts.
 
     ``RealMemory`` is ``memtotal_mb`` minus the larger of ``mem_reserve_mib`` and
-    ``mem_reserve_percent`` % of it (memory left to the OS, daemons and page cache).
+    ``mem_reserve_percent`` % of it (memory left to the OS, daemons and page cache), rounded
+    down to a multiple of ``mem_round_mib`` so that the few MiB a kernel update moves
+    ``MemTotal`` by do not change it (a node whose RealMemory exceeds what slurmd finds is
+    drained).  ``mem_round_mib`` 1 keeps the exact value.
     """
     if not isinstance(facts, dict):
         raise SlurmConfError("facts must be a dict of Ansible facts, got %s" % type(facts).__name__)
@@ -293,11 +321,44 @@ def node_attributes(facts, gpus=None, mem_reserve_mib=1024, mem_reserve_percent=
     reserve = max(mem_reserve_mib, int(total * mem_reserve_percent / 100.0))
     if reserve >= total:
         raise SlurmConfError("memory reserve of %d MiB leaves nothing of the node's %d MiB" % (reserve, total))
-    attrs.append(("RealMemory", total - reserve))
+    rounding = _positive_int(mem_round_mib, "memory rounding (MiB)")
+    real = (total - reserve) // rounding * rounding
+    if real < 1:
+        raise SlurmConfError("RealMemory rounded down to a multiple of %d MiB leaves nothing of the node's %d MiB" % (rounding, total))
+    attrs.append(("RealMemory", real))
     gres = gres_counts(gpus, gpu_count) if gpus else []
     if gres:
         attrs.append(("Gres", ",".join("gpu:%s:%d" % (stype, num) for stype, num in gres)))
     return attrs
+
+
+def default_memory(nodes, mode="auto"):
+    """``(key, MiB)`` of the cluster's default job memory, or None.
+
+    ``nodes``: ``{name: node_attributes(...)}``.  ``per_gpu``: ``DefMemPerGPU`` = the smallest
+    ``RealMemory / GPUs`` over the nodes with GPUs; ``per_cpu``: ``DefMemPerCPU`` = the smallest
+    ``RealMemory / CPUs``; ``auto``: per_gpu when a node has GPUs, else per_cpu; ``none``: None
+    (a job without ``--mem`` then gets the whole node).  Slurm takes only one of the two keys.
+    """
+    if mode not in ("auto", "per_gpu", "per_cpu", "none"):
+        raise SlurmConfError("default memory mode must be auto, per_gpu, per_cpu or none, not %r" % (mode,))
+    if mode == "none" or not nodes:
+        return None
+    per_gpu, per_cpu = [], []
+    for name, attrs in nodes.items():
+        vals = dict(_as_pairs(attrs))
+        real, cpus = vals.get("RealMemory"), vals.get("CPUs")
+        if not isinstance(real, int) or not isinstance(cpus, int) or cpus < 1:
+            raise SlurmConfError("node %s has no RealMemory/CPUs to derive the default memory from" % name)
+        per_cpu.append(real // cpus)
+        gpus = sum(int(item.rsplit(":", 1)[1]) for item in str(vals.get("Gres") or "").split(",") if item.startswith("gpu:"))
+        if gpus:
+            per_gpu.append(real // gpus)
+    if mode == "per_gpu" and not per_gpu:
+        raise SlurmConfError("default memory per_gpu but no compute node has GPUs")
+    if per_gpu and mode in ("auto", "per_gpu"):
+        return ("DefMemPerGPU", min(per_gpu))
+    return ("DefMemPerCPU", min(per_cpu))
 
 
 def _as_pairs(attrs):
