@@ -15,16 +15,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ansible.parsing.dataloader import DataLoader
-from ansible.template import Templar, trust_as_template
-import importlib
-import warnings
+
+from ansible_collections.gpucluster.training.tests.unit.plugins.filter import role_render
 
 from ansible_collections.gpucluster.training.plugins.filter.slurm_cgroup_v2_refusal import slurm_cgroup_v2_refusal
 from ansible_collections.gpucluster.training.plugins.module_utils._slurm_conf import SlurmConfError, default_memory, node_attributes
 
-ROOT = Path(__file__).resolve().parents[4]
-ROLE = ROOT / "roles" / "slurm_common"
+ROLE = Path(__file__).resolve().parents[4] / "roles" / "slurm_common"
 EPYC = {"processor_vcpus": 192, "processor_count": 2, "processor_cores": 48, "processor_threads_per_core": 2, "memtotal_mb": 2321000,
         "virtualization_type": "kvm", "os_family": "Debian", "distribution_release": "jammy"}
 MI300X = {"vendor": "amd", "count": 8, "slurm_type": "mi300x",
@@ -32,32 +29,19 @@ MI300X = {"vendor": "amd", "count": 8, "slurm_type": "mi300x",
 
 
 def templar(**overrides):
-    variables = {}
-    loader = DataLoader()
-    for name in ("defaults/main.yml", "vars/Debian.yml", "vars/main.yml"):
-        variables.update(loader.load_from_file(str(ROLE / name), trusted_as_template=True))
     facts = dict(EPYC, **overrides.pop("facts", {}))
-    variables.update({
+    variables = {
         "groups": {"slurm_controller": ["ctl"], "slurm_compute": ["gpu1", "gpu2"]}, "inventory_hostname": "gpu1",
         "hostvars": {"ctl": {"ansible_facts": facts}, "gpu1": {"ansible_facts": facts}, "gpu2": {"ansible_facts": facts}},
         "ansible_facts": facts, "ansible_managed": "Ansible managed", "__slurm_common_version": "23.11.10",
         "__slurm_common_node_gpus": {"gpu1": MI300X, "gpu2": MI300X}, "__slurm_common_node_gpu_counts": {},
-    })
+    }
     variables.update(overrides)
-    tmpl = Templar(loader=loader, variables=variables)
-    # the collection's filters under their FQCN, as the collection loader would resolve them
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        filters = tmpl.environment.filters
-    for path in sorted((ROOT / "plugins" / "filter").glob("*.py")):
-        module = importlib.import_module("ansible_collections.gpucluster.training.plugins.filter.%s" % path.stem)
-        for name, func in module.FilterModule().filters().items():
-            filters["gpucluster.training.%s" % name] = func
-    return tmpl
+    return role_render.templar("slurm_common", ("defaults/main.yml", "vars/Debian.yml", "vars/main.yml"), variables)
 
 
 def render(tmpl, expr):
-    return tmpl.template(trust_as_template(expr))
+    return role_render.render(tmpl, expr)
 
 
 def conf(**overrides):
@@ -100,14 +84,14 @@ def test_site_repository_files():
                    slurm_common_package_version="23.11.10-1",
                    slurm_common_packages={"common": ["slurm-smd-client"], "slurmd": ["slurm-smd-slurmd"]})
     assert render(tmpl, "{{ __slurm_common_install_names }}") == ["slurm-smd-client=23.11.10-1", "slurm-smd-slurmd=23.11.10-1"]
-    listing = render(tmpl, trust_as_template((ROLE / "templates" / "slurm-repo.list.j2").read_text()))
+    listing = render(tmpl, (ROLE / "templates" / "slurm-repo.list.j2").read_text())
     assert "deb [signed-by=/etc/apt/keyrings/gpucluster-slurm.asc] https://repo.example.org/slurm jammy main" in listing
-    pref = render(tmpl, trust_as_template((ROLE / "templates" / "slurm-repo.pref.j2").read_text()))
+    pref = render(tmpl, (ROLE / "templates" / "slurm-repo.pref.j2").read_text())
     assert "Package: slurm* libslurm* libpam-slurm* libpmi*-slurm*\nPin: version 23.11.10-1\nPin-Priority: 1001" in pref
     assert "Pin: release *\nPin-Priority: -1" in pref
     repo = render(templar(slurm_common_repository={"url": "https://repo.example.org/el9", "key_url": "https://repo.example.org/RPM-GPG-KEY"},
                           slurm_common_package_version="23.11.10"),
-                  trust_as_template((ROLE / "templates" / "slurm-repo.repo.j2").read_text()))
+                  (ROLE / "templates" / "slurm-repo.repo.j2").read_text())
     assert "gpgcheck=1" in repo and "gpgkey=https://repo.example.org/RPM-GPG-KEY" in repo
 
 
