@@ -24,7 +24,8 @@ Inputs: ``rdma`` is the ``gpucluster_rdma`` fact (``rdma_info``), ``gpus`` the
 * ``socket_ifname``: the bootstrap interface;
 * ``socket_fallback``: true to return ``NCCL_IB_DISABLE=1`` instead of failing when no RDMA
   port is usable;
-* ``peer_memory``: true/false to override detection; ``gdr_level`` (default ``PHB``).
+* ``peer_memory``: true/false to override detection; ``gdr_level``: ``NCCL_NET_GDR_LEVEL`` when
+  GPUDirect RDMA is available (unset by default: NCCL picks the level from the PCI topology).
 * ``single_plane``: true to keep only the InfiniBand ports of the SM LID shared by the most ports
   (by default every active top-rate port is kept, see below);
 * ``subnet``: the training subnet (CIDR, e.g. ``10.16.0.0/16``): on RoCE, the GID whose IPv4
@@ -132,6 +133,8 @@ def _check_inputs(rdma, gpus, network, policy):
         raise NcclEnvError("nccl_env: network default_ipv4 must be a dict with an 'interface'")
     if not _opt(rdma.get("peer_memory"), list):
         raise NcclEnvError("nccl_env: rdma peer_memory must be a list of module names (or null)")
+    if not _opt(rdma.get("dma_buf"), list) or not all(isinstance(item, str) for item in rdma.get("dma_buf") or []):
+        raise NcclEnvError("nccl_env: rdma dma_buf must be a list of driver names (or null)")
 
 
 def _opt(value, kind):
@@ -410,17 +413,22 @@ def _gdr(rdma, gpus, policy, env, reasons):
     if forced is not None:
         available = bool(forced)
         why = "policy peer_memory %s" % ("true" if available else "false")
-    elif modules:
+    elif modules or rdma.get("dma_buf"):
         available = True
-        why = "peer-memory module(s) loaded: %s" % ", ".join(modules)
+        why = "; ".join(part for part in (
+            "peer-memory module(s) loaded: %s" % ", ".join(modules) if modules else "",
+            "DMA-BUF: %s" % ", ".join(rdma["dma_buf"]) if rdma.get("dma_buf") else "") if part)
     else:
         available = False
-        why = "no peer-memory module found" if modules is not None else "peer-memory support unknown (facts from ibstat)"
+        why = "no peer-memory module and no DMA-BUF GPU driver found" if modules is not None else "peer-memory support unknown (facts from ibstat)"
     if available and gpus is not None and not (isinstance(gpus.get("count"), int) and gpus["count"] > 0):
         available = False
         why += ", but the GPU facts show no GPU"
-    if available:
-        env["NCCL_NET_GDR_LEVEL"] = str(policy.get("gdr_level") or "PHB")
-        reasons["NCCL_NET_GDR_LEVEL"] = "GPUDirect RDMA available (%s): use it up to %s distance" % (why, env["NCCL_NET_GDR_LEVEL"])
+    if available and policy.get("gdr_level"):
+        env["NCCL_NET_GDR_LEVEL"] = str(policy["gdr_level"])
+        reasons["NCCL_NET_GDR_LEVEL"] = "GPUDirect RDMA available (%s): policy gdr_level %s" % (why, env["NCCL_NET_GDR_LEVEL"])
+    elif available:
+        reasons["NCCL_NET_GDR_LEVEL"] = ("unset: GPUDirect RDMA available (%s); NCCL picks the GDR level from the PCI topology "
+                                         "(set policy gdr_level to force one)" % why)
     else:
         reasons["NCCL_NET_GDR_LEVEL"] = "unset: %s" % why

@@ -19,7 +19,7 @@ It returns the ``gpucluster_rdma`` fact::
     {source: sysfs, devices: [{name, netdev, numa_node, pci_bus_id, fw_ver, ports: [{port,
      state, phys_state, rate_gbps, link_layer, lid, sm_lid, gids: [{index, gid, type,
      netdev, ipv4}]}], upper_netdevs: [{name, kind, vlan_id, lowers}]}],
-     peer_memory: [module names]}
+     peer_memory: [module names], dma_buf: [driver names]}
 
 Read per port: ``state``, ``phys_state``, ``rate``, ``link_layer`` (required), ``lid``,
 ``sm_lid``, and the GID table ``gids/<i>`` with ``gid_attrs/types/<i>`` and
@@ -28,7 +28,9 @@ are skipped; an entry whose type cannot be read (absent from the tree: the kerne
 EINVAL for it) or whose text is not a GID is skipped, not fatal.  GID ``type`` is ``IB``,
 ``RoCEv1`` or ``RoCEv2``; ``ipv4`` is the address of an IPv4-mapped GID (``::ffff:a.b.c.d``).
 ``peer_memory`` lists the GPUDirect peer-memory modules present under ``module/``
-(``nvidia_peermem``, ``nv_peer_mem``, ``ib_peer_mem``, ``amdp2p``).
+(``nvidia_peermem``, ``nv_peer_mem``, ``ib_peer_mem``, ``amdp2p``); ``dma_buf`` lists GPU drivers
+that give GPUDirect RDMA through DMA-BUF instead (``nvidia-open``: ``proc/driver/nvidia/version``
+names the open kernel module).
 
 Stacked netdevs (RoCE on a VLAN, a bond for RoCE LAG, a macvlan): a GID's netdev may be an upper
 device of the port's PCI netdev.  The tree may hold, for any netdev X, ``class/net/X/`` (a listing
@@ -200,7 +202,20 @@ def parse_sysfs_rdma(files):
                                                  [gid["netdev"] for port in device["ports"] for gid in port["gids"] if gid["netdev"]])
         devices.append(device)
     peer = [mod for mod in PEER_MEMORY_MODULES if ("module/%s/" % mod) in files or ("module/%s" % mod) in files]
-    return {"source": "sysfs", "devices": devices, "peer_memory": peer}
+    return {"source": "sysfs", "devices": devices, "peer_memory": peer, "dma_buf": dma_buf_drivers(files)}
+
+
+def dma_buf_drivers(files):
+    """GPU drivers that export device memory as DMA-BUF for GPUDirect RDMA without a peer-memory module.
+
+    NVIDIA's open kernel modules (``/proc/driver/nvidia/version`` says "Open Kernel Module")
+    do, with CUDA 11.7+ and a kernel with DMA-BUF RDMA support (5.12+); the proprietary
+    modules need ``nvidia_peermem``.
+    """
+    version = files.get("proc/driver/nvidia/version")
+    if version is not None and "open kernel module" in version.lower():
+        return ["nvidia-open"]
+    return []
 
 
 def _lowers(files, netdev):

@@ -28,7 +28,7 @@ options:
     type: path
     default: /sys
   procfs_root:
-    description: Where procfs is mounted (read for C(net/vlan/config), the VLAN ids).
+    description: Where procfs is mounted (read for C(net/vlan/config), the VLAN ids, and C(driver/nvidia/version), DMA-BUF).
     type: path
     default: /proc
   ibstat_output:
@@ -85,6 +85,13 @@ ansible_facts:
           description: V(sysfs) or V(ibstat).
           type: str
           sample: sysfs
+        dma_buf:
+          description:
+            - GPU drivers giving GPUDirect RDMA through DMA-BUF without a peer-memory module (V(nvidia-open) when
+              C(/proc/driver/nvidia/version) names NVIDIA's open kernel module). Absent from ibstat facts.
+          type: list
+          elements: str
+          sample: [nvidia-open]
         peer_memory:
           description: Loaded GPUDirect peer-memory modules (null when unknown, from ibstat).
           type: list
@@ -219,6 +226,9 @@ def read_stacking(root, files, proc_root=None):
     vlan = read_text(os.path.join(proc_root, "net", "vlan", "config")) if proc_root else None
     if vlan is not None:
         files["proc/net/vlan/config"] = vlan
+    nvidia = read_text(os.path.join(proc_root, "driver", "nvidia", "version")) if proc_root else None
+    if nvidia is not None:
+        files["proc/driver/nvidia/version"] = nvidia
 
 
 def summary(fact):
