@@ -35,3 +35,29 @@ def test_nccl_pinned_to_the_cuda_major_of_the_driver_branch(branch, major):
 
 def test_no_nccl_no_nccl_pin():
     assert "libnccl" not in role_render.render_template(cuda(cuda_install_nccl=False), "cuda", "cuda-pin.j2")
+
+
+def rocm(**variables):
+    base = {"ansible_facts": FACTS, "ansible_managed": "test", "rocm_perf_determinism_mhz": 1900}
+    base.update(variables)
+    return role_render.templar("rocm", ("defaults/main.yml", "vars/main.yml", "vars/Ubuntu.yml"), base)
+
+
+def test_perf_determinism_waits_for_kfd_and_fails_loudly():
+    unit = role_render.render_template(rocm(), "rocm", "perf-determinism.service.j2")
+    assert "ConditionPathExists" not in unit  # a condition would skip the unit silently
+    assert "After=systemd-modules-load.service systemd-udev-settle.service" in unit
+    pre = [line for line in unit.splitlines() if line.startswith("ExecStartPre=")]
+    assert len(pre) == 1 and "[ ! -e /dev/kfd ]" in pre[0] and "-gt 120" in pre[0] and "exit 1" in pre[0]
+    assert "ExecStart=/opt/rocm/bin/rocm-smi --setperfdeterminism 1900" in unit and "TimeoutStartSec=180" in unit
+
+
+def test_every_user_may_open_the_gpu_device_nodes():
+    rules = role_render.render_template(rocm(), "rocm", "amdgpu-access.rules.j2")
+    assert 'KERNEL=="kfd", GROUP="render", MODE="0666"' in rules
+    assert 'SUBSYSTEM=="drm", KERNEL=="renderD*", GROUP="render", MODE="0666"' in rules
+
+
+def test_hold_patterns_cover_the_driver_and_rocm():
+    patterns = role_render.render(rocm(), "{{ __rocm_hold_patterns }}")
+    assert "amdgpu-dkms*" in patterns and "rocm*" in patterns and "rccl*" in patterns
