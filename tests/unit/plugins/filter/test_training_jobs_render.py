@@ -37,14 +37,14 @@ def step_env(tmp_path, nccl_env, hcas, iface="eno1"):
 
 
 def test_derived_roce_values_are_exported(tmp_path):
-    env, _ = step_env(tmp_path, {"NCCL_SOCKET_IFNAME": "=eno1", "NCCL_IB_GID_INDEX": "5", "NCCL_IB_HCA": "=mlx5_0:1"},
-                      [{"link_layer": "Ethernet"}])
+    env = step_env(tmp_path, {"NCCL_SOCKET_IFNAME": "=eno1", "NCCL_IB_GID_INDEX": "5", "NCCL_IB_HCA": "=mlx5_0:1"},
+                   [{"link_layer": "Ethernet"}])[0]
     assert env["NCCL_SOCKET_IFNAME"] == "=eno1" and env["GLOO_SOCKET_IFNAME"] == "eno1" and env["NCCL_IB_GID_INDEX"] == "5"
 
 
 def test_underived_values_get_this_nodes_not_the_scripts(tmp_path):
     # InfiniBand: no GID index derived; the socket interface was left unset by nccl_env
-    env, _ = step_env(tmp_path, {"NCCL_IB_HCA": "=mlx5_0:1"}, [{"link_layer": "InfiniBand"}])
+    env = step_env(tmp_path, {"NCCL_IB_HCA": "=mlx5_0:1"}, [{"link_layer": "InfiniBand"}])[0]
     assert env["NCCL_SOCKET_IFNAME"] == "=eno1" and env["GLOO_SOCKET_IFNAME"] == "eno1" and env["NCCL_IB_GID_INDEX"] == "0"
 
 
@@ -54,7 +54,7 @@ def test_roce_without_gid_index_fails_loudly(tmp_path):
 
 
 def test_exclusion_list_stays_for_nccl_and_gloo_gets_an_interface(tmp_path):
-    env, _ = step_env(tmp_path, {"NCCL_SOCKET_IFNAME": "^docker0,lo", "NCCL_IB_GID_INDEX": "3"}, [{"link_layer": "Ethernet"}])
+    env = step_env(tmp_path, {"NCCL_SOCKET_IFNAME": "^docker0,lo", "NCCL_IB_GID_INDEX": "3"}, [{"link_layer": "Ethernet"}])[0]
     assert env["NCCL_SOCKET_IFNAME"] == "^docker0,lo" and env["GLOO_SOCKET_IFNAME"] == "eno1"
 
 
