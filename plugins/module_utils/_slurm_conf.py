@@ -125,9 +125,10 @@ def cgroup_v2_refusal(version, cgroup2_hosts, plugins):
     if features["cgroup_v2"] or not hosts or not used:
         return ""
     return ("Slurm %s cannot run on %s: these hosts boot with cgroup v2 only, and Slurm supports cgroup v2 from 22.05 "
-            "(%s need it). The way out: a site package repository with Slurm >= 22.05 under the distribution's package "
-            "names (e.g. .debs built by SchedMD's packaging from the release tarball, or a vendor repository): set "
-            "slurm_common_repository (url, key_url, suite, components) and slurm_common_package_version (pinned and held). "
+            "(%s need it). The way out: a signed site package repository with Slurm >= 22.05 (e.g. .debs built by "
+            "SchedMD's packaging from the release tarball, or a vendor repository): set slurm_common_repository (url, "
+            "key_url, suite, components) and slurm_common_package_version (pinned and held), and slurm_common_packages "
+            "where its package names differ (slurm-smd-*). "
             "Booting with systemd.unified_cgroup_hierarchy=0 (cgroup v1) is the unsupported alternative."
             % (features["version"], ", ".join(hosts), ", ".join(used)))
 
