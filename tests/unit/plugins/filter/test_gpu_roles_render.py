@@ -61,3 +61,11 @@ def test_every_user_may_open_the_gpu_device_nodes():
 def test_hold_patterns_cover_the_driver_and_rocm():
     patterns = role_render.render(rocm(), "{{ __rocm_hold_patterns }}")
     assert "amdgpu-dkms*" in patterns and "rocm*" in patterns and "rccl*" in patterns
+
+
+@pytest.mark.parametrize("branch, excluded, kept", [("570", ["11", "13"], "12"), ("580", ["11", "12"], "13")])
+def test_dnf_excludes_nccl_for_other_cuda_majors(branch, excluded, kept):
+    repo = role_render.render_template(cuda(cuda_driver_branch=branch, __cuda_os_id="el-9"), "cuda", "cuda.repo.j2")
+    line = [text for text in repo.splitlines() if text.startswith("excludepkgs=")][0]
+    assert line.split("=", 1)[1].split() == ["libnccl*+cuda%s.*" % major for major in excluded]
+    assert "+cuda%s." % kept not in line
