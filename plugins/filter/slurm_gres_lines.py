@@ -13,9 +13,9 @@ from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import
 
 
 @jinja_filter("slurm_gres_lines", SlurmConfError)
-def slurm_gres_lines(nodes, plugin_files=None, autodetect=False, gpu_counts=None):
+def slurm_gres_lines(nodes, plugin_files=None, autodetect=False, gpu_counts=None, node_facts=None):
     """{name: gpucluster_gpus} -> gres.conf lines (explicit File= lines or AutoDetect=)."""
-    return gres_lines(nodes, plugin_files=plugin_files, autodetect=autodetect, gpu_counts=gpu_counts)
+    return gres_lines(nodes, plugin_files=plugin_files, autodetect=autodetect, gpu_counts=gpu_counts, node_facts=node_facts)
 
 
 FilterModule = filter_module(slurm_gres_lines=slurm_gres_lines)

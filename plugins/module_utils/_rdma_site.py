@@ -15,12 +15,15 @@ the derivation's policy, derives, and adds the site's own variables, each with i
 ``hca_deny``, ``require_rdma``, ``gdr_level``, ``link_layer``, ``gid_index`` (negative: none),
 ``socket_ifname``, ``peer_memory`` (``auto``, ``available`` or ``unavailable``),
 ``peer_markers`` (the peer-memory markers the role found under ``sysfs_root``),
-``sysfs_root``, ``nccl_topo_file``, ``nccl_extra_env``, ``rccl_env`` and ``amd`` (true on AMD
-GPU nodes, which get ``rccl_env``).
+``sysfs_root``, ``nccl_topo_file``, ``nccl_extra_env``, ``rccl_env``, ``amd`` (true on AMD
+GPU nodes, which get ``rccl_env``), ``training_subnet`` (prefer the RoCE GID in that subnet) and
+``single_plane`` (keep the InfiniBand ports of one plane only). ``gdr_level`` empty: NCCL picks
+the GPUDirect level from the topology. The result's ``warnings`` are the derivation's (planes).
 """
 
 from __future__ import annotations
 
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import to_bool
 from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import NcclEnvError, derive_nccl_env
 
 _ORIGIN_TOPO = "topology file from rdma_nccl_topo_file (site setting)"
@@ -38,7 +41,13 @@ def _dict(site, key):
 def site_policy(site, probed_peer_memory=None):
     """The ``derive_nccl_env`` policy from the role's settings."""
     policy = {"allow": site.get("hca_allow") or [], "deny": site.get("hca_deny") or [],
-              "socket_fallback": not site.get("require_rdma", True), "gdr_level": str(site.get("gdr_level", "PHB"))}
+              "socket_fallback": not site.get("require_rdma", True)}
+    if str(site.get("gdr_level") or ""):
+        policy["gdr_level"] = str(site["gdr_level"])
+    if site.get("training_subnet"):
+        policy["subnet"] = site["training_subnet"]
+    if to_bool(site.get("single_plane") or False, "rdma_single_plane", NcclEnvError):
+        policy["single_plane"] = True
     if site.get("link_layer"):
         policy["link_layer"] = site["link_layer"]
     try:
@@ -86,4 +95,5 @@ def node_env(rdma, gpus=None, network=None, site=None):
     # NCCL/RCCL read NCCL_* and RCCL_* from /etc/nccl.conf at init; the others (HSA_*, UCX_*)
     # must be in the environment before the process starts.
     conf_keys = [key for key in env if key.startswith(("NCCL_", "RCCL_"))]
-    return {"env": env, "reasons": reasons, "hcas": derived["hcas"], "conf_keys": conf_keys, "policy": policy}
+    return {"env": env, "reasons": reasons, "hcas": derived["hcas"], "conf_keys": conf_keys, "policy": policy,
+            "warnings": list(derived.get("warnings") or [])}

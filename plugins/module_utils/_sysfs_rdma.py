@@ -18,7 +18,8 @@ It returns the ``gpucluster_rdma`` fact::
 
     {source: sysfs, devices: [{name, netdev, numa_node, pci_bus_id, fw_ver, ports: [{port,
      state, phys_state, rate_gbps, link_layer, lid, sm_lid, gids: [{index, gid, type,
-     netdev, ipv4}]}]}], peer_memory: [module names]}
+     netdev, ipv4}]}], upper_netdevs: [{name, kind, vlan_id, lowers}]}],
+     peer_memory: [module names], dma_buf: [driver names]}
 
 Read per port: ``state``, ``phys_state``, ``rate``, ``link_layer`` (required), ``lid``,
 ``sm_lid``, and the GID table ``gids/<i>`` with ``gid_attrs/types/<i>`` and
@@ -27,7 +28,19 @@ are skipped; an entry whose type cannot be read (absent from the tree: the kerne
 EINVAL for it) or whose text is not a GID is skipped, not fatal.  GID ``type`` is ``IB``,
 ``RoCEv1`` or ``RoCEv2``; ``ipv4`` is the address of an IPv4-mapped GID (``::ffff:a.b.c.d``).
 ``peer_memory`` lists the GPUDirect peer-memory modules present under ``module/``
-(``nvidia_peermem``, ``nv_peer_mem``, ``ib_peer_mem``, ``amdp2p``).
+(``nvidia_peermem``, ``nv_peer_mem``, ``ib_peer_mem``, ``amdp2p``); ``dma_buf`` lists GPU drivers
+that give GPUDirect RDMA through DMA-BUF instead (``nvidia-open``: ``proc/driver/nvidia/version``
+names the open kernel module).
+
+Stacked netdevs (RoCE on a VLAN, a bond for RoCE LAG, a macvlan): a GID's netdev may be an upper
+device of the port's PCI netdev.  The tree may hold, for any netdev X, ``class/net/X/`` (a listing
+whose ``lower_<Y>`` entries are the kernel's links to the devices X is stacked on),
+``class/net/X/uevent`` (``DEVTYPE=vlan|bond|macvlan``), ``class/net/X/bonding/slaves`` and the
+file ``proc/net/vlan/config`` (VLAN ids).  Each device then gets ``upper_netdevs``: the GID
+netdevs stacked (directly or through several layers) on one of its own netdevs, as
+``[{name, kind, vlan_id, lowers}]``; ``kind`` is ``vlan``, ``bond``, ``macvlan`` or ``other``.
+
+``parse_vlan_config(text)`` parses ``/proc/net/vlan/config`` into ``{vlan netdev: {vlan_id, lower}}``.
 
 ``parse_show_gids(text)`` parses the listing of Mellanox's ``show_gids`` script into rows
 ``{device, port, index, gid, ipv4, version, netdev}``.
@@ -187,9 +200,100 @@ def parse_sysfs_rdma(files):
         if device["netdev"] is None:
             ndevs = [gid["netdev"] for port in device["ports"] for gid in port["gids"] if gid["netdev"]]
             device["netdev"] = ndevs[0] if ndevs else None
+        device["upper_netdevs"] = _upper_netdevs(files, set(netdevs) | set([device["netdev"]] if device["netdev"] else []),
+                                                 [gid["netdev"] for port in device["ports"] for gid in port["gids"] if gid["netdev"]])
         devices.append(device)
     peer = [mod for mod in PEER_MEMORY_MODULES if ("module/%s/" % mod) in files or ("module/%s" % mod) in files]
-    return {"source": "sysfs", "devices": devices, "peer_memory": peer}
+    return {"source": "sysfs", "devices": devices, "peer_memory": peer, "dma_buf": dma_buf_drivers(files)}
+
+
+def dma_buf_drivers(files):
+    """GPU drivers that export device memory as DMA-BUF for GPUDirect RDMA without a peer-memory module.
+
+    NVIDIA's open kernel modules (``/proc/driver/nvidia/version`` says "Open Kernel Module")
+    do, with CUDA 11.7+ and a kernel with DMA-BUF RDMA support (5.12+); the proprietary
+    modules need ``nvidia_peermem``.
+    """
+    version = files.get("proc/driver/nvidia/version")
+    if version is not None and "open kernel module" in version.lower():
+        return ["nvidia-open"]
+    return []
+
+
+def _lowers(files, netdev):
+    """Netdevs that ``netdev`` is stacked on: its ``lower_*`` links, bonding slaves, /proc/net/vlan/config."""
+    lowers = []
+    for name in _listing(files, "class/net/%s" % netdev) or []:
+        if name.startswith("lower_") and len(name) > 6:
+            lowers.append(name[6:].rstrip("@"))
+    slaves = files.get("class/net/%s/bonding/slaves" % netdev)
+    if slaves is not None:
+        lowers.extend(slaves.split())
+    vlan = _vlan_config(files).get(netdev)
+    if vlan:
+        lowers.append(vlan["lower"])
+    seen = []
+    for name in lowers:
+        if name not in seen and name != netdev:
+            seen.append(name)
+    return seen
+
+
+def _vlan_config(files):
+    text = files.get("proc/net/vlan/config")
+    return parse_vlan_config(text) if text is not None else {}
+
+
+def _devtype(files, netdev):
+    for line in (files.get("class/net/%s/uevent" % netdev) or "").splitlines():
+        if line.startswith("DEVTYPE="):
+            return line.split("=", 1)[1].strip()
+    return None
+
+
+def _upper_netdevs(files, own, gid_netdevs):
+    """GID netdevs stacked (transitively) on one of the device's own netdevs."""
+    uppers = []
+    for name in gid_netdevs:
+        if name in own or any(entry["name"] == name for entry in uppers):
+            continue
+        todo, seen, reached = [name], set(), False
+        while todo and len(seen) < 64:
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            for lower in _lowers(files, current):
+                if lower in own:
+                    reached = True
+                todo.append(lower)
+        if not reached:
+            continue
+        vlan = _vlan_config(files).get(name)
+        kind = _devtype(files, name)
+        if kind not in ("vlan", "bond", "macvlan"):
+            kind = "vlan" if vlan else ("bond" if ("class/net/%s/bonding/slaves" % name) in files else "other")
+        uppers.append({"name": name, "kind": kind, "vlan_id": vlan["vlan_id"] if vlan else None,
+                       "lowers": _lowers(files, name)})
+    return uppers
+
+
+def parse_vlan_config(text):
+    """``/proc/net/vlan/config`` -> ``{vlan netdev: {vlan_id, lower}}``."""
+    if not isinstance(text, str):
+        raise SysfsRdmaError("vlan config: expected text, got %s" % type(text).__name__)
+    result = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("VLAN Dev name") or line.startswith("Name-Type"):
+            continue
+        fields = [field.strip() for field in line.split("|")]
+        if len(fields) != 3 or not fields[1].isdigit() or not fields[0] or not fields[2]:
+            raise SysfsRdmaError("vlan config: line %d %r is not 'name | id | device'" % (number, line[:100]))
+        vlan_id = int(fields[1])
+        if not 0 <= vlan_id <= 4095:
+            raise SysfsRdmaError("vlan config: line %d: VLAN id %d is out of range" % (number, vlan_id))
+        result[fields[0]] = {"vlan_id": vlan_id, "lower": fields[2]}
+    return result
 
 
 def _parse_port(files, base, number, gid_indexes):

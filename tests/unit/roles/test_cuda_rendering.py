@@ -37,7 +37,9 @@ def test_apt_line_keyring_and_key_as_nvidia_documents(templates, os_name, distro
 def test_dnf_repository_and_module_stream(templates, os_name):
     assert templates.render(os_name, "cuda.repo.j2") == [
         "[cuda-rhel9-x86_64]", "name=cuda-rhel9-x86_64", "baseurl=%s/rhel9/x86_64" % BASE,
-        "enabled=1", "gpgcheck=1", "gpgkey=%s/rhel9/x86_64/D42D0685.pub" % BASE]
+        "enabled=1", "gpgcheck=1", "gpgkey=%s/rhel9/x86_64/D42D0685.pub" % BASE,
+        # driver branch 570 is a CUDA 12 driver: NCCL builds for other CUDA majors are excluded
+        "excludepkgs=libnccl*+cuda11.* libnccl*+cuda13.*"]
     assert templates.value(os_name, "__cuda_driver_packages") == ["@nvidia-driver:570-open"]
     assert templates.value(os_name, "__cuda_driver_packages", cuda_driver_kernel_modules="proprietary") == ["@nvidia-driver:570-dkms"]
     assert templates.value(os_name, "__cuda_nccl_packages") == ["libnccl", "libnccl-devel"]
