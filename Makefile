@@ -51,6 +51,7 @@ lint: setup lint-only
 lint-only:
 	yamllint -s .
 	ansible-lint --offline --profile production
+	tools/galaxy-import-check.sh
 
 podman-check:
 	tools/podman-check.sh

@@ -1,30 +1,16 @@
 # Copyright: contributors to gpucluster.training
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Jinja face of the nccl-tests / rccl-tests parser (documentation: collective_perf.yml)."""
+"""Jinja face of the nccl-tests / rccl-tests parser (documentation: collective_perf.yml).
+
+``collective_perf``: Text (or list of lines) of an nccl-tests / rccl-tests run -> structured result.
+"""
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
+from ansible_collections.gpucluster.training.plugins.module_utils._collective_perf import CollectivePerfParseError, parse_collective_perf
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import filter_module, jinja_filter
 
-from ansible_collections.gpucluster.training.plugins.module_utils._collective_perf import (
-    CollectivePerfParseError,
-    parse_collective_perf,
-)
+collective_perf = jinja_filter("collective_perf", CollectivePerfParseError, lines=True)(parse_collective_perf)
 
-
-def collective_perf(text):
-    """Text (or list of lines) of an nccl-tests / rccl-tests run -> structured result."""
-    if isinstance(text, (list, tuple)):
-        text = "\n".join(str(line) for line in text)
-    try:
-        return parse_collective_perf(text)
-    except CollectivePerfParseError as exc:
-        raise AnsibleFilterError("collective_perf: %s" % exc) from exc
-
-
-class FilterModule:
-    """gpucluster.training.collective_perf"""
-
-    def filters(self):
-        return {"collective_perf": collective_perf}
+FilterModule = filter_module(collective_perf=collective_perf)

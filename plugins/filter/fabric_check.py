@@ -5,24 +5,17 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.gpucluster.training.plugins.module_utils._fabric import (
     FabricError,
     check_fabric,
 )
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import filter_module, jinja_filter
 
 
+@jinja_filter("fabric_check", FabricError)
 def fabric_check(nodes, checks=None, expect=None):
     """[{host, rdma, env}, ...] -> {ok, reference, nodes, disagreeing, messages}."""
-    try:
-        return check_fabric(nodes, checks=checks, expect=expect)
-    except FabricError as exc:
-        raise AnsibleFilterError("fabric_check: %s" % exc) from exc
+    return check_fabric(nodes, checks=checks, expect=expect)
 
 
-class FilterModule:
-    """gpucluster.training.fabric_check"""
-
-    def filters(self):
-        return {"fabric_check": fabric_check}
+FilterModule = filter_module(fabric_check=fabric_check)

@@ -5,21 +5,14 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import NcclEnvError, derive_nccl_env
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import filter_module, jinja_filter
 
 
+@jinja_filter("nccl_env", NcclEnvError, prefix=False)
 def nccl_env(rdma, gpus=None, network=None, policy=None):
     """Derive NCCL/RCCL settings from the gpucluster_rdma fact."""
-    try:
-        return derive_nccl_env(rdma, gpus=gpus, network=network, policy=policy)
-    except NcclEnvError as exc:
-        raise AnsibleFilterError(str(exc))
+    return derive_nccl_env(rdma, gpus=gpus, network=network, policy=policy)
 
 
-class FilterModule(object):
-    """NCCL environment filter."""
-
-    def filters(self):
-        return {"nccl_env": nccl_env}
+FilterModule = filter_module(nccl_env=nccl_env)

@@ -5,24 +5,17 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.gpucluster.training.plugins.module_utils._slurm_conf import (
     SlurmConfError,
     config_lines,
 )
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import filter_module, jinja_filter
 
 
+@jinja_filter("slurm_conf_lines", SlurmConfError)
 def slurm_conf_lines(defaults, overrides=None, version=None, conf="slurm.conf"):
     """Defaults updated by overrides (omit removes) -> Key=Value lines, checked against the version."""
-    try:
-        return config_lines(defaults, overrides, version=version, conf=conf)
-    except SlurmConfError as exc:
-        raise AnsibleFilterError("slurm_conf_lines: %s" % exc) from exc
+    return config_lines(defaults, overrides, version=version, conf=conf)
 
 
-class FilterModule:
-    """gpucluster.training.slurm_conf_lines"""
-
-    def filters(self):
-        return {"slurm_conf_lines": slurm_conf_lines}
+FilterModule = filter_module(slurm_conf_lines=slurm_conf_lines)

@@ -5,24 +5,17 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.gpucluster.training.plugins.module_utils._slurm_conf import (
     SlurmConfError,
     gres_lines,
 )
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import filter_module, jinja_filter
 
 
-def slurm_gres_lines(nodes, plugin_files=None, autodetect=False, gpu_counts=None):
+@jinja_filter("slurm_gres_lines", SlurmConfError)
+def slurm_gres_lines(nodes, plugin_files=None, autodetect=False, gpu_counts=None, node_facts=None):
     """{name: gpucluster_gpus} -> gres.conf lines (explicit File= lines or AutoDetect=)."""
-    try:
-        return gres_lines(nodes, plugin_files=plugin_files, autodetect=autodetect, gpu_counts=gpu_counts)
-    except SlurmConfError as exc:
-        raise AnsibleFilterError("slurm_gres_lines: %s" % exc) from exc
+    return gres_lines(nodes, plugin_files=plugin_files, autodetect=autodetect, gpu_counts=gpu_counts, node_facts=node_facts)
 
 
-class FilterModule:
-    """gpucluster.training.slurm_gres_lines"""
-
-    def filters(self):
-        return {"slurm_gres_lines": slurm_gres_lines}
+FilterModule = filter_module(slurm_gres_lines=slurm_gres_lines)

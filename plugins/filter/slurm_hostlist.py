@@ -5,24 +5,17 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.gpucluster.training.plugins.module_utils._slurm_conf import (
     SlurmConfError,
     hostlist,
 )
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import filter_module, jinja_filter
 
 
+@jinja_filter("slurm_hostlist", (SlurmConfError, TypeError))
 def slurm_hostlist(names):
     """List of host names -> Slurm hostlist expression (gpu[1-2,10])."""
-    try:
-        return hostlist(list(names) if not isinstance(names, str) else names)
-    except (SlurmConfError, TypeError) as exc:
-        raise AnsibleFilterError("slurm_hostlist: %s" % exc) from exc
+    return hostlist(list(names) if not isinstance(names, str) else names)
 
 
-class FilterModule:
-    """gpucluster.training.slurm_hostlist"""
-
-    def filters(self):
-        return {"slurm_hostlist": slurm_hostlist}
+FilterModule = filter_module(slurm_hostlist=slurm_hostlist)

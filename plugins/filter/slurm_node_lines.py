@@ -14,7 +14,7 @@ from ansible_collections.gpucluster.training.plugins.module_utils._slurm_conf im
 )
 
 
-def slurm_node_lines(facts, gpus=None, gpu_counts=None, mem_reserve_mib=1024, mem_reserve_percent=0, extra=None):
+def slurm_node_lines(facts, gpus=None, gpu_counts=None, mem_reserve_mib=1024, mem_reserve_percent=0, extra=None, mem_round_mib=1024):
     """{name: ansible_facts}, {name: gpucluster_gpus}, {name: n} -> NodeName lines (equal nodes share one)."""
     if not isinstance(facts, dict):
         raise AnsibleFilterError("slurm_node_lines: expects a dict of node name -> ansible_facts")
@@ -29,6 +29,7 @@ def slurm_node_lines(facts, gpus=None, gpu_counts=None, mem_reserve_mib=1024, me
                 mem_reserve_mib=mem_reserve_mib,
                 mem_reserve_percent=mem_reserve_percent,
                 gpu_count=gpu_counts.get(name),
+                mem_round_mib=mem_round_mib,
             )
         except SlurmConfError as exc:
             raise AnsibleFilterError("slurm_node_lines: node %s: %s" % (name, exc)) from exc

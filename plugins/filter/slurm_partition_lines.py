@@ -5,24 +5,17 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.gpucluster.training.plugins.module_utils._slurm_conf import (
     SlurmConfError,
     partition_lines,
 )
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import filter_module, jinja_filter
 
 
+@jinja_filter("slurm_partition_lines", SlurmConfError)
 def slurm_partition_lines(partitions, groups, computes, version=None):
     """Partitions as data over inventory groups -> PartitionName lines."""
-    try:
-        return partition_lines(list(partitions or []), dict(groups or {}), list(computes or []), version=version)
-    except SlurmConfError as exc:
-        raise AnsibleFilterError("slurm_partition_lines: %s" % exc) from exc
+    return partition_lines(list(partitions or []), dict(groups or {}), list(computes or []), version=version)
 
 
-class FilterModule:
-    """gpucluster.training.slurm_partition_lines"""
-
-    def filters(self):
-        return {"slurm_partition_lines": slurm_partition_lines}
+FilterModule = filter_module(slurm_partition_lines=slurm_partition_lines)

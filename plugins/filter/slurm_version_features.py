@@ -5,24 +5,17 @@
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.gpucluster.training.plugins.module_utils._slurm_conf import (
     SlurmConfError,
     version_features,
 )
+from ansible_collections.gpucluster.training.plugins.plugin_utils._filter import filter_module, jinja_filter
 
 
+@jinja_filter("slurm_version_features", SlurmConfError)
 def slurm_version_features(version):
     """Slurm or package version string -> dict of what that version accepts and needs."""
-    try:
-        return version_features(version)
-    except SlurmConfError as exc:
-        raise AnsibleFilterError("slurm_version_features: %s" % exc) from exc
+    return version_features(version)
 
 
-class FilterModule:
-    """gpucluster.training.slurm_version_features"""
-
-    def filters(self):
-        return {"slurm_version_features": slurm_version_features}
+FilterModule = filter_module(slurm_version_features=slurm_version_features)

@@ -35,6 +35,7 @@ the ``Out of bounds values`` count when printed, else ``None``.
 
 from __future__ import annotations
 
+import math
 import re
 
 __all__ = ["CollectivePerfParseError", "parse_collective_perf"]
@@ -51,12 +52,18 @@ _PREFIX_RE = re.compile(
     r"|\[\d+(?:,\d+)?\]<std(?:out|err)>:"          # mpirun --tag-output / horovodrun
     r")"
 )
+# Linear by construction: tokens are separated by \s+ and cannot hold spaces; the model is the
+# rest of the line (stripped in code, no lazy group before a trailing \s*).
 _RANK_RE = re.compile(
-    r"^#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(?P<host>\S+)"
-    r"\s+device\s+\d+\s+\[[^\]]*\]\s*(?P<model>.*?)\s*$"
+    r"^#\s*Rank\s+(?P<rank>\d{1,9})\s+(?:Group\s+\d{1,9}\s+)?Pid\s+\d{1,12}\s+on\s+(?P<host>\S+)"
+    r"\s+device\s+\d{1,9}\s+\[[^\]]*\](?P<model>.*)$"
 )
 _AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<value>\S+)")
-_OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<count>\d+)")
+_OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<count>\d{1,18})(?!\d)")
+# Texts larger than this are refused (all_reduce_perf with NCCL_DEBUG=INFO of a large job).
+MAX_TEXT_CHARS = 256 * 1024 * 1024
+# No bus bandwidth reaches this (GB/s): a figure above it is a garbled or invented number.
+MAX_GBPS = 1.0e6
 _NUM = r"(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|N/A)"
 _WRONG = r"(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?\*?|N/A)"
 _HALF = r"\s+(%s)\s+(%s)\s+(%s)\s+(%s)" % (_NUM, _NUM, _NUM, _WRONG)
@@ -72,27 +79,34 @@ _HEADER_RE = re.compile(r"^#\s*size\s+count\s+type\s+redop\b(?P<rest>.*)$")
 def _number(token: str) -> float | None:
     if token == "N/A":
         return None
-    return float(token)
+    value = float(token)
+    if not math.isfinite(value) or value < 0 or value > MAX_GBPS * 1e6:
+        raise CollectivePerfParseError("impossible figure %r (not a finite number >= 0)" % token[:40])
+    return value
 
 
 def _wrong(token: str, counts: bool) -> int | float | None:
     token = token.rstrip("*")
     if token == "N/A":
         return None
+    value = _number(token)
     if counts:
-        value = float(token)
         return int(value) if value.is_integer() else value
-    return float(token)
+    return value
 
 
 def _half(groups: tuple, counts: bool) -> dict:
     time_us, algbw, busbw, wrong = groups
-    return {
+    out = {
         "time_us": _number(time_us),
         "algbw_gbps": _number(algbw),
         "busbw_gbps": _number(busbw),
         "wrong": _wrong(wrong, counts),
     }
+    for key in ("algbw_gbps", "busbw_gbps"):
+        if out[key] is not None and out[key] > MAX_GBPS:
+            raise CollectivePerfParseError("impossible bandwidth %s GB/s" % out[key])
+    return out
 
 
 def _lines(text: str):
@@ -105,6 +119,11 @@ def parse_collective_perf(text: str) -> dict:
     if not isinstance(text, str):
         raise CollectivePerfParseError(
             "expected the text of an nccl-tests run, got %s" % type(text).__name__
+        )
+    if len(text) > MAX_TEXT_CHARS:
+        raise CollectivePerfParseError(
+            "the text is %d characters, more than the %d this parser reads: pass the output of one run"
+            % (len(text), MAX_TEXT_CHARS)
         )
 
     hosts = []           # distinct hosts, in order of the # Rank lines
@@ -129,7 +148,7 @@ def parse_collective_perf(text: str) -> dict:
                 host = match.group("host")
                 if host not in hosts:
                     hosts.append(host)
-                model = match.group("model")
+                model = match.group("model").strip()
                 if model and model not in models:
                     models.append(model)
                 continue
@@ -150,7 +169,11 @@ def parse_collective_perf(text: str) -> dict:
                     avg = float(match.group("value"))
                 except ValueError:
                     raise CollectivePerfParseError(
-                        "unreadable average bus bandwidth: %r" % stripped
+                        "unreadable average bus bandwidth: %r" % stripped[:120]
+                    )
+                if not math.isfinite(avg) or avg < 0 or avg > MAX_GBPS:
+                    raise CollectivePerfParseError(
+                        "impossible average bus bandwidth: %r" % stripped[:120]
                     )
                 continue
             match = _OOB_RE.match(stripped)
@@ -238,6 +261,8 @@ def _parse_row(line: str, layout_root, counts):
                 "out_of_place": _half(oop, row_counts),
                 "in_place": _half(inp, row_counts),
             }
+        except CollectivePerfParseError as exc:
+            raise CollectivePerfParseError("result row %r: %s" % (" ".join(line.split())[:160], exc))
         except (ValueError, OverflowError):
             return None
         return parsed, with_root, row_counts

@@ -56,6 +56,8 @@ import json
 import re
 import shlex
 
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import to_bool
+
 ENGINES = ("docker", "podman")
 VENDORS = ("amd", "nvidia", "none")
 NVIDIA_MODES = ("auto", "gpus", "cdi", "runtime")
@@ -118,15 +120,6 @@ def _str_list(spec, key, default=(), pattern=None, what="entry"):
             raise ContainerCmdError("%s: %s %r is not valid" % (key, what, item))
         out.append(item)
     return out
-
-
-def _bool(spec, key, default):
-    value = spec.get(key, default)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise ContainerCmdError("%s must be true or false, got %r" % (key, value))
-    return value
 
 
 def _env_value(key, value):
@@ -286,6 +279,19 @@ def _vendor_flags(spec, engine, vendor, env, notes):
     return flags, [], []
 
 
+def _workdir_env_flags(spec, env, passthrough):
+    """--workdir, then -e NAME (passed through) and -e NAME=value (sorted), for run and exec alike."""
+    flags = []
+    workdir = spec.get("workdir")
+    if workdir:
+        flags += ["--workdir", _path("workdir", workdir)]
+    for key in passthrough:
+        flags += ["-e", key]
+    for key in sorted(env):
+        flags += ["-e", "%s=%s" % (key, env[key])]
+    return flags
+
+
 def _exec_command(spec, engine, env, passthrough):
     name = spec.get("name")
     if not isinstance(name, str) or not _NAME_RE.match(name):
@@ -293,14 +299,7 @@ def _exec_command(spec, engine, env, passthrough):
     command = _str_list(spec, "command", what="argument")
     if not command:
         raise ContainerCmdError("command: exec needs a command")
-    argv = [engine, "exec"]
-    workdir = spec.get("workdir")
-    if workdir:
-        argv += ["--workdir", _path("workdir", workdir)]
-    for key in passthrough:
-        argv += ["-e", key]
-    for key in sorted(env):
-        argv += ["-e", "%s=%s" % (key, env[key])]
+    argv = [engine, "exec"] + _workdir_env_flags(spec, env, passthrough)
     flags = argv[2:]
     argv += [name] + command
     return {"argv": argv, "shell": " ".join(shlex.quote(a) for a in argv), "flags": flags,
@@ -335,7 +334,7 @@ def container_command(spec):
         raise ContainerCmdError("name: %r is not a valid container name" % (name,))
     if mode == "service" and not name:
         raise ContainerCmdError("name: a service container needs a name")
-    privileged = _bool(spec, "privileged", False)
+    privileged = to_bool(spec.get("privileged"), "privileged", ContainerCmdError, default=False)
 
     flags = ["--detach"] if mode == "service" else ["--rm"]
     if name:
@@ -407,13 +406,7 @@ def container_command(spec):
     for src, dst, mmode in mounts:
         flags += ["--volume", "%s:%s%s" % (src, dst, ":ro" if mmode == "ro" else "")]
 
-    workdir = spec.get("workdir")
-    if workdir:
-        flags += ["--workdir", _path("workdir", workdir)]
-    for key in passthrough:
-        flags += ["-e", key]
-    for key in sorted(env):
-        flags += ["-e", "%s=%s" % (key, env[key])]
+    flags += _workdir_env_flags(spec, env, passthrough)
     labels = spec.get("labels") or {}
     if not isinstance(labels, dict):
         raise ContainerCmdError("labels must be a dict, got %r" % (labels,))

@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.gpucluster.training.plugins.module_utils._natural import natural_key
+
 CHECKS = ("port_state", "link_layer", "rate", "gid_index")
 _EXPECT_KEYS = ("link_layer", "rate_gbps", "gid_index")
 _HCA_ITEM = re.compile(r"^([A-Za-z0-9_.\-]+)(?::(\d+))?$")
@@ -108,13 +110,9 @@ def _matches(name, wanted, mode):
     return name == wanted if mode == "exact" else name.startswith(wanted)
 
 
-def _natural_key(name):
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)]
-
-
 def _selected(found, mode, items):
     """Ports selected by NCCL_IB_HCA: in the list's order (include, exact), else in name order."""
-    ordered = sorted(found, key=lambda item: (_natural_key(item[0]), item[1]))
+    ordered = sorted(found, key=lambda item: (natural_key(item[0]), item[1]))
     if mode == "all":
         return ordered
     if mode == "exclude":

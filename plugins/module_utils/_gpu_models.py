@@ -1,13 +1,17 @@
 # Copyright: contributors to gpucluster.training
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""GPU model identification: the ONE place that maps a GPU model to its Slurm GRES type slug.
+"""GPU model identification: the ONE table of GPU models (name, ids, Slurm GRES type slug).
 
 PRIVATE to the collection: the interface may change without notice. Pure functions, no I/O.
 
 * ``amd_model(marketing_name, chip_id=None, compute_units=None)`` and
   ``nvidia_model(product_name)`` return ``{slug, model, ...}`` for one device.  ``slug`` is the
   Slurm GRES type (``Gres=gpu:mi300x:8``): lower-case, ``[a-z0-9]`` only.
+* ``model_slug(name, vendor=None)`` is the slug of a model name the tables know, or None;
+  ``_hardware.preset_for_gpu_info`` maps it to a hardware preset.
+* ``open_kernel_modules_only()``: the NVIDIA slugs whose GPUs run only with the open kernel
+  modules (the cuda role's ``__cuda_open_only_models``; a unit test keeps the two equal).
 * ``partition_of(info, compute_units)`` tells an MI300-class compute partition (SPX/DPX/QPX/CPX)
   from the number of compute units rocminfo shows for one logical GPU.
 * ``gpu_facts(vendor, devices, ...)`` builds the ``gpucluster_gpus`` fact from device dicts
@@ -51,27 +55,30 @@ _MI250_FAMILY_CHIP = 0x740C
 _MI250_FAMILY_NAME = re.compile(r"MI250X\s*/\s*MI250", re.IGNORECASE)
 
 # NVIDIA datacenter models, most specific first, matched on nvidia-smi <product_name>.
+# open_only: runs only with NVIDIA's open GPU kernel modules (Grace Hopper and Blackwell: NVIDIA
+# driver installation guide, "Kernel Modules").
 _NVIDIA_MODELS = (
-    ("gb200", r"GB200"),
-    ("gh200", r"GH200"),
-    ("b200", r"B200"),
-    ("b100", r"B100"),
-    ("h200", r"H200"),
-    ("h100", r"H100"),
-    ("h800", r"H800"),
-    ("h20", r"H20\b"),
-    ("a100", r"A100"),
-    ("a800", r"A800"),
-    ("a40", r"\bA40\b"),
-    ("a30", r"\bA30\b"),
-    ("a10g", r"\bA10G\b"),
-    ("a10", r"\bA10\b"),
-    ("l40s", r"\bL40S\b"),
-    ("l40", r"\bL40\b"),
-    ("l4", r"\bL4\b"),
-    ("v100", r"V100"),
-    ("t4", r"\bT4\b"),
-    ("p100", r"P100"),
+    # slug,   regex on product name, open_only
+    ("gb200", r"GB200", True),
+    ("gh200", r"GH200", True),
+    ("b200", r"B200", True),
+    ("b100", r"B100", True),
+    ("h200", r"H200", False),
+    ("h100", r"H100", False),
+    ("h800", r"H800", False),
+    ("h20", r"H20\b", False),
+    ("a100", r"A100", False),
+    ("a800", r"A800", False),
+    ("a40", r"\bA40\b", False),
+    ("a30", r"\bA30\b", False),
+    ("a10g", r"\bA10G\b", False),
+    ("a10", r"\bA10\b", False),
+    ("l40s", r"\bL40S\b", False),
+    ("l40", r"\bL40\b", False),
+    ("l4", r"\bL4\b", False),
+    ("v100", r"V100", False),
+    ("t4", r"\bT4\b", False),
+    ("p100", r"P100", False),
 )
 
 _PARTITION_NAMES = {1: "SPX", 2: "DPX", 3: "TPX", 4: "QPX"}
@@ -139,10 +146,38 @@ def partition_of(info, compute_units):
 def nvidia_model(product_name):
     """Identify an NVIDIA GPU from its ``product_name``: ``{slug, known}``."""
     name = product_name if isinstance(product_name, str) else ""
-    for slug, pattern in _NVIDIA_MODELS:
+    for slug, pattern, _open_only in _NVIDIA_MODELS:
         if re.search(pattern, name, re.IGNORECASE):
             return {"slug": slug, "known": True}
     return {"slug": slugify(name), "known": False}
+
+
+def model_slug(name, vendor=None):
+    """Slug of a model name (marketing or product name) the tables know, else None.
+
+    ``vendor`` (``amd`` / ``nvidia``) picks the table; without it AMD's is tried first.
+    """
+    if vendor in (None, "", "amd"):
+        info = amd_model(name)
+        if info["known"]:
+            return info["slug"]
+    if vendor in (None, "", "nvidia"):
+        info = nvidia_model(name)
+        if info["known"]:
+            return info["slug"]
+    return None
+
+
+def known_slugs(vendor=None):
+    """Every slug of the tables (of one vendor's table with ``vendor``), in table order."""
+    amd = [item[0] for item in _AMD_MODELS]
+    nvidia = [item[0] for item in _NVIDIA_MODELS]
+    return {"amd": amd, "nvidia": nvidia}.get(vendor, amd + nvidia)
+
+
+def open_kernel_modules_only():
+    """NVIDIA slugs whose GPUs need the open kernel modules (sorted)."""
+    return sorted(item[0] for item in _NVIDIA_MODELS if item[2])
 
 
 def _most_common(values):

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import sysfs_int
+
 
 class GpuSysfsError(ValueError):
     """A sysfs file whose content is not what the kernel writes there."""
@@ -44,7 +46,8 @@ def parse_kfd_properties(text):
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        match = re.match(r"^\s*([a-z0-9_]+)\s+(-?\d+)\s*$", line)
+        # The kernel prints every property unsigned (%u / %llu): no sign, at most 20 digits.
+        match = re.match(r"^\s*([a-z0-9_]+)\s+(\d{1,20})\s*$", line)
         if not match:
             raise GpuSysfsError("kfd properties: line %d %r is not '<key> <integer>'" % (number, line[:80]))
         props[match.group(1)] = int(match.group(2))
@@ -52,11 +55,17 @@ def parse_kfd_properties(text):
 
 
 def _int_file(text, path):
-    value = (text or "").strip()
-    try:
-        return int(value, 0)
-    except ValueError:
-        raise GpuSysfsError("%s: %r is not a number" % (path, value[:40]))
+    return sysfs_int(text, path, GpuSysfsError)
+
+
+def _matching(files, pattern):
+    """(match, path, text) of each file whose path the pattern matches."""
+    if not isinstance(files, dict):
+        raise GpuSysfsError("sysfs: expected a dict of {path: text}")
+    for path, text in files.items():
+        match = pattern.match(path)
+        if match:
+            yield match, path, text
 
 
 def _pci_id(domain, location_id):
@@ -65,13 +74,9 @@ def _pci_id(domain, location_id):
 
 def enrich_amd_devices(devices, files):
     """Return copies of rocminfo ``devices`` with PCI id, NUMA node and render node from sysfs."""
-    if not isinstance(files, dict):
-        raise GpuSysfsError("sysfs: expected a dict of {path: text}")
     nodes = {}
-    for path, text in files.items():
-        match = _KFD_PROPS.match(path)
-        if match:
-            nodes[int(match.group(1))] = parse_kfd_properties(text)
+    for match, _path, text in _matching(files, _KFD_PROPS):
+        nodes[int(match.group(1))] = parse_kfd_properties(text)
     result = []
     for dev in devices:
         dev = dict(dev)
@@ -92,13 +97,9 @@ def enrich_amd_devices(devices, files):
 
 def pci_gpus(files):
     """List GPU-class PCI functions: ``[{pci_bus_id, vendor, numa_node}]``, sorted by address."""
-    if not isinstance(files, dict):
-        raise GpuSysfsError("sysfs: expected a dict of {path: text}")
     functions = {}
-    for path, text in files.items():
-        match = _PCI_FILE.match(path)
-        if match:
-            functions.setdefault(match.group(1).lower(), {})[match.group(2)] = _int_file(text, path)
+    for match, path, text in _matching(files, _PCI_FILE):
+        functions.setdefault(match.group(1).lower(), {})[match.group(2)] = _int_file(text, path)
     found = []
     for pci in sorted(functions):
         attrs = functions[pci]

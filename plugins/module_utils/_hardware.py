@@ -32,7 +32,9 @@ Conventions
 from __future__ import annotations
 
 import copy
-import math
+
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import to_bool, to_float
+from ansible_collections.gpucluster.training.plugins.module_utils._gpu_models import model_slug, slugify
 
 
 class HardwareError(ValueError):
@@ -344,15 +346,12 @@ def link_bytes_per_s(name):
     return link_rate_gbps(name) * 1e9 / 8.0
 
 
-def _slug(value):
-    return "".join(ch for ch in str(value).lower() if ch.isalnum())
-
-
 def preset_for_gpu_info(info):
     """Map gpu_info facts (``gpucluster_gpus``) to a preset name, or None.
 
-    Uses ``slurm_type`` first (``mi300x``, ``a100``, ``h100``...), then the ``model``
-    string; ``a100`` is split into 40 and 80 GB by ``memory_mib``.
+    Uses ``slurm_type`` first (``mi300x``, ``a100``, ``h100``...), then the model the
+    ``_gpu_models`` table finds in the ``model`` string; a preset applies to the model slugs in
+    its ``slurm_types``. ``a100`` is split into 40 and 80 GB by ``memory_mib``.
     """
     if not isinstance(info, dict):
         raise HardwareError("gpu_info facts must be a dict, got %s" % type(info).__name__)
@@ -362,27 +361,20 @@ def preset_for_gpu_info(info):
     except (TypeError, ValueError, OverflowError):
         raise HardwareError("gpu_info memory_mib must be an integer, got %r" % (memory_mib,))
     candidates = []
-    stype = _slug(info.get("slurm_type") or "")
-    if stype:
-        candidates.append(stype)
-    model = _slug(info.get("model") or "")
-    if model:
-        # Longest names first so "mi325x" is not taken for "mi300x"-like prefixes.
-        for key in ("mi325x", "mi300x", "mi250x", "mi250", "mi210", "mi100", "h200", "h100",
-                    "a100"):
-            if key in model:
-                candidates.append(key)
-                break
+    if info.get("slurm_type"):
+        candidates.append(slugify(str(info["slurm_type"])))
+    if info.get("model"):
+        vendor = info.get("vendor") if info.get("vendor") in ("amd", "nvidia") else None
+        slug = model_slug(str(info["model"]), vendor)
+        if slug:
+            candidates.append(slug)
     for cand in candidates:
         if cand == "a100":
             if memory_mib is not None and memory_mib > 60 * 1024:
                 return "a100-80gb"
             return "a100-40gb"
-        if cand == "mi250":
-            # MI250 (not X) has no preset of its own; MI250X per-GCD memory matches.
-            continue
         for key, entry in GPUS.items():
-            if cand == _slug(key) or cand in entry["slurm_types"]:
+            if cand == slugify(key) or cand in entry["slurm_types"]:
                 return key
     return None
 
@@ -484,7 +476,7 @@ def resolve_gpu(gpu):
         if gpu.get(key) not in (None, ""):
             entry[key] = _number(gpu[key], key)
     if gpu.get("fp8") not in (None, ""):
-        entry["fp8"] = _bool(gpu["fp8"], "fp8")
+        entry["fp8"] = to_bool(gpu["fp8"], "gpu fp8", HardwareError)
     if entry.get("fp8") is None:
         entry["fp8"] = bool(entry.get("fp8_tflops"))
     if not entry.get("memory_gib"):
@@ -495,23 +487,4 @@ def resolve_gpu(gpu):
 
 
 def _number(value, name):
-    if isinstance(value, bool):
-        raise HardwareError("gpu %s must be a number, got %r" % (name, value))
-    try:
-        out = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise HardwareError("gpu %s must be a number, got %r" % (name, value))
-    if math.isnan(out) or math.isinf(out) or out <= 0:
-        raise HardwareError("gpu %s must be a positive number, got %r" % (name, value))
-    return out
-
-
-def _bool(value, name):
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise HardwareError("gpu %s must be a boolean, got %r" % (name, value))
+    return to_float(value, "gpu " + name, HardwareError, allow_none=False, positive=True)

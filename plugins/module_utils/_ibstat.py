@@ -38,12 +38,27 @@ class IbstatError(ValueError):
 
 
 _CA = re.compile(r"^CA '([^']+)'\s*$")
-_PORT = re.compile(r"^Port (\d+):\s*$")
-_FIELD = re.compile(r"^([A-Za-z][A-Za-z ]*?):\s*(.*?)\s*$")
+_PORT = re.compile(r"^Port (\d{1,3}):\s*$")
+_FIELD_KEY = re.compile(r"^[A-Za-z][A-Za-z ]*$")
+# ibstat of a host with 32 HCAs is a few KiB.
+MAX_TEXT_CHARS = 4 * 1024 * 1024
+
+
+def _field(line):
+    """``Key: value`` (key of letters and spaces) -> (key, value) by partition (linear), else None."""
+    key, sep, value = line.partition(":")
+    key = key.rstrip()
+    if not sep or not _FIELD_KEY.match(key):
+        return None
+    return key, value.strip()
+
+
 _REQUIRED = ("State", "Physical state", "Rate", "Link layer")
 
 
 def _int(value, where):
+    if len(value) > 20 or not value.isascii():
+        raise IbstatError("ibstat: %s %r is not a number" % (where, value[:40]))
     try:
         return int(value, 0)
     except ValueError:
@@ -96,6 +111,9 @@ def parse_ibstat(text):
     """Parse ``ibstat`` output; see the module docstring for the result."""
     if not isinstance(text, str):
         raise IbstatError("ibstat: expected the output as text, got %s" % type(text).__name__)
+    if len(text) > MAX_TEXT_CHARS:
+        raise IbstatError("ibstat: the output is %d characters, more than the %d ibstat prints: not ibstat output"
+                          % (len(text), MAX_TEXT_CHARS))
     devices = []
     warnings = []
     ca = None
@@ -124,13 +142,13 @@ def parse_ibstat(text):
                 ca["ports"].append(_finish_port(ca, port))
             port = {"number": int(match.group(1)), "fields": {}}
             continue
-        match = _FIELD.match(line)
+        match = _field(line)
         if not match:
             raise IbstatError("ibstat: line %d %r is not '<Field>: <value>'" % (number, line[:80]))
         target = port["fields"] if port is not None else ca["fields"]
-        if match.group(1) in target:
-            raise IbstatError("ibstat: line %d repeats '%s' (garbled output?)" % (number, match.group(1)))
-        target[match.group(1)] = match.group(2)
+        if match[0] in target:
+            raise IbstatError("ibstat: line %d repeats '%s' (garbled output?)" % (number, match[0]))
+        target[match[0]] = match[1]
     if ca is None:
         raise IbstatError("ibstat: no \"CA '<name>'\" line: empty or not ibstat output")
     if port is not None:

@@ -8,7 +8,8 @@ PRIVATE to the collection: the interface may change without notice. Pure functio
 ``derive_nccl_env(rdma, gpus=None, network=None, policy=None)`` returns::
 
     {env: {NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_SOCKET_IFNAME, NCCL_IB_DISABLE,
-           NCCL_NET_GDR_LEVEL}, reasons: {<same keys>: text}, hcas: [{device, port, ...}]}
+           NCCL_NET_GDR_LEVEL}, reasons: {<same keys>: text}, hcas: [{device, port, ...}],
+     warnings: [text]}
 
 ``env`` only holds the variables that were decided; ``reasons`` explains every variable,
 including the ones left unset.  RCCL reads the same ``NCCL_*`` variables.
@@ -23,15 +24,33 @@ Inputs: ``rdma`` is the ``gpucluster_rdma`` fact (``rdma_info``), ``gpus`` the
 * ``socket_ifname``: the bootstrap interface;
 * ``socket_fallback``: true to return ``NCCL_IB_DISABLE=1`` instead of failing when no RDMA
   port is usable;
-* ``peer_memory``: true/false to override detection; ``gdr_level`` (default ``PHB``).
+* ``peer_memory``: true/false to override detection; ``gdr_level``: ``NCCL_NET_GDR_LEVEL`` when
+  GPUDirect RDMA is available (unset by default: NCCL picks the level from the PCI topology).
+* ``single_plane``: true to keep only the InfiniBand ports of the SM LID shared by the most ports
+  (by default every active top-rate port is kept, see below);
+* ``subnet``: the training subnet (CIDR, e.g. ``10.16.0.0/16``): on RoCE, the GID whose IPv4
+  address is in it is used, and a port without one is an error.
+
+RoCE GIDs are taken from the port's netdev and from the netdevs stacked on it (a VLAN such as
+``ens1f0np0.100``, ``bond0`` for RoCE LAG, a macvlan), as the probe lists them in the device's
+``upper_netdevs``; facts without that list accept ``<netdev>.<vlan id>`` by name.  When several
+netdevs carry a RoCE v2 IPv4 GID, the one in ``policy.subnet`` wins; without a subnet the lowest
+index is used and the reason names the others.
 
 Selection of ``NCCL_IB_HCA``: active ports (state ACTIVE, physical state LinkUp when known)
 allowed by the policy -> the dominant link layer (most ports; ties go to the higher total
-rate, then InfiniBand) -> the highest rate -> one subnet (InfiniBand: the SM LID shared by the
-most ports; RoCE: the GID prefix of the port's RoCE v2 GID, and the VLAN of its netdev) ->
+rate, then InfiniBand) -> the highest rate -> on RoCE one subnet (the GID prefix of the port's
+RoCE v2 GID, and the VLAN of its netdev); on InfiniBand every port is kept even when the ports
+sit on several planes (distinct SM LIDs: multi-plane fabrics give each rail its own subnet
+manager), with a warning naming the planes, unless ``policy.single_plane`` keeps only the SM LID
+shared by the most ports ->
 ordered by GPU NUMA affinity (ports on the NUMA node of GPU 0 first, ...) when GPU facts know
 NUMA nodes, else in natural name order.  The value is written ``=dev:port,...``: the leading
 ``=`` makes NCCL match names exactly (``mlx5_1`` would otherwise also select ``mlx5_10``).
+
+``gloo_socket_ifname(nccl_socket_ifname, fallback="")`` is the one interface gloo (torch's CPU
+collectives and bootstrap) takes, from NCCL's list syntax: ``=`` (exact match) dropped, the first
+name of a ``,`` list, and the fallback for an ``^`` exclusion list or an empty value.
 
 Errors (``NcclEnvError``): no usable port ("no active RDMA port", listing what was found);
 RoCE ports whose RoCE v2 IPv4 GID index differs and no ``policy.gid_index``; a RoCE port whose
@@ -41,18 +60,18 @@ known GID table has no RoCE v2 IPv4-mapped entry on its netdev.
 from __future__ import annotations
 
 import fnmatch
+import ipaddress
 import re
+
+from ansible_collections.gpucluster.training.plugins.module_utils._natural import natural_key
 
 
 class NcclEnvError(ValueError):
     """Facts or policy from which no consistent NCCL environment can be derived."""
 
 
-_KNOWN_POLICY = ("allow", "deny", "link_layer", "gid_index", "socket_ifname", "socket_fallback", "peer_memory", "gdr_level")
-
-
-def _natural_key(name):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(name))]
+_KNOWN_POLICY = ("allow", "deny", "link_layer", "gid_index", "socket_ifname", "socket_fallback", "peer_memory", "gdr_level",
+                 "subnet", "single_plane")
 
 
 def _describe(dev, port):
@@ -75,6 +94,10 @@ def _check_inputs(rdma, gpus, network, policy):
             raise NcclEnvError("nccl_env: every RDMA device needs a 'name' and a 'ports' list")
         if not _opt(dev.get("netdev"), str) or not _opt(dev.get("numa_node"), int):
             raise NcclEnvError("nccl_env: device %s: 'netdev' must be text and 'numa_node' an integer (or null)" % dev["name"])
+        uppers = dev.get("upper_netdevs")
+        if uppers is not None and (not isinstance(uppers, list) or not all(
+                isinstance(up, dict) and isinstance(up.get("name"), str) and _opt(up.get("vlan_id"), int) for up in uppers)):
+            raise NcclEnvError("nccl_env: device %s: 'upper_netdevs' must be a list of {name, kind, vlan_id, lowers}" % dev["name"])
         for port in dev["ports"]:
             if not isinstance(port, dict) or not isinstance(port.get("port"), int) or not isinstance(port.get("state"), str) \
                     or port.get("link_layer") not in ("InfiniBand", "Ethernet"):
@@ -95,9 +118,16 @@ def _check_inputs(rdma, gpus, network, policy):
     for key in ("allow", "deny"):
         if not _opt(policy.get(key), list):
             raise NcclEnvError("nccl_env: policy %s must be a list of device or device:port patterns" % key)
-    for key in ("link_layer", "socket_ifname", "gdr_level"):
+    if not _opt(policy.get("single_plane"), bool):
+        raise NcclEnvError("nccl_env: policy single_plane must be true or false")
+    for key in ("link_layer", "socket_ifname", "gdr_level", "subnet"):
         if not _opt(policy.get(key), str):
             raise NcclEnvError("nccl_env: policy %s must be text" % key)
+    if policy.get("subnet") is not None:
+        try:
+            ipaddress.ip_network(policy["subnet"], strict=False)
+        except ValueError:
+            raise NcclEnvError("nccl_env: policy subnet %r is not a network in CIDR notation (10.16.0.0/16)" % policy["subnet"])
     if gpus is not None and not _opt(gpus.get("devices"), list):
         raise NcclEnvError("nccl_env: gpus must be the gpucluster_gpus fact (with a 'devices' list)")
     default = (network or {}).get("default_ipv4")
@@ -105,6 +135,8 @@ def _check_inputs(rdma, gpus, network, policy):
         raise NcclEnvError("nccl_env: network default_ipv4 must be a dict with an 'interface'")
     if not _opt(rdma.get("peer_memory"), list):
         raise NcclEnvError("nccl_env: rdma peer_memory must be a list of module names (or null)")
+    if not _opt(rdma.get("dma_buf"), list) or not all(isinstance(item, str) for item in rdma.get("dma_buf") or []):
+        raise NcclEnvError("nccl_env: rdma dma_buf must be a list of driver names (or null)")
 
 
 def _opt(value, kind):
@@ -122,20 +154,47 @@ def _valid_gid(gid):
             and _opt(gid.get("ipv4"), str))
 
 
-def _roce_gids(dev, port):
-    """RoCE v2 GIDs with an IPv4-mapped address on the port's netdev; None if the table is unknown."""
+def _port_netdevs(dev):
+    """The port's netdev and the netdevs stacked on it (VLAN, bond, macvlan)."""
+    netdev = dev.get("netdev")
+    names = [netdev] if netdev else []
+    names.extend(up["name"] for up in dev.get("upper_netdevs") or [] if up["name"] not in names)
+    return names
+
+
+def _on_port(dev, name):
+    netdev = dev.get("netdev")
+    if netdev is None or name is None or name in _port_netdevs(dev):
+        return True
+    # facts without upper_netdevs (older probe): a VLAN named <netdev>.<id>
+    return dev.get("upper_netdevs") is None and re.match(r"^%s\.\d+$" % re.escape(netdev), name) is not None
+
+
+def _in_subnet(address, subnet):
+    try:
+        return ipaddress.ip_address(address) in ipaddress.ip_network(subnet, strict=False)
+    except ValueError:
+        return False
+
+
+def _roce_gids(dev, port, subnet=None):
+    """RoCE v2 GIDs with an IPv4-mapped address on the port's netdev or a netdev stacked on it (in the
+    subnet when one is given); None if the table is unknown."""
     gids = port.get("gids")
     if gids is None:
         return None
-    netdev = dev.get("netdev")
     found = []
     for gid in gids:
-        if gid.get("type") == "RoCEv2" and gid.get("ipv4") and (netdev is None or gid.get("netdev") in (None, netdev)):
-            found.append(gid)
+        if gid.get("type") == "RoCEv2" and gid.get("ipv4") and _on_port(dev, gid.get("netdev")):
+            if subnet is None or _in_subnet(gid["ipv4"], subnet):
+                found.append(gid)
     return found
 
 
-def _vlan(netdev):
+def _vlan(dev, netdev):
+    for up in dev.get("upper_netdevs") or []:
+        if up["name"] == netdev and up.get("vlan_id") is not None:
+            return up["vlan_id"]
     match = re.match(r"^.+\.(\d+)$", netdev or "")
     return int(match.group(1)) if match else None
 
@@ -204,7 +263,7 @@ def derive_nccl_env(rdma, gpus=None, network=None, policy=None):
             reasons["NCCL_IB_HCA"] = "unset: no active RDMA port"
             reasons["NCCL_IB_GID_INDEX"] = "unset: no active RDMA port"
             reasons["NCCL_NET_GDR_LEVEL"] = "unset: no RDMA"
-            return {"env": env, "reasons": reasons, "hcas": []}
+            return {"env": env, "reasons": reasons, "hcas": [], "warnings": []}
         raise NcclEnvError("nccl_env: no active RDMA port (found: %s)%s" % (
             listing, "; allow/deny policy applied" if (allow or deny) else ""))
     layer, chosen, layer_text = _select_link_layer(candidates, policy, reasons)
@@ -214,7 +273,8 @@ def derive_nccl_env(rdma, gpus=None, network=None, policy=None):
     text = "%s; highest rate %s Gb/s" % (layer_text, top_rate)
     if slower:
         text += " (left out slower: %s)" % ", ".join("%s:%s" % (d["name"], p["port"]) for d, p in slower)
-    chosen, subnet_text = _one_subnet(layer, chosen)
+    warnings = []
+    chosen, subnet_text = _one_subnet(layer, chosen, policy.get("subnet"), policy.get("single_plane"), warnings)
     text += "; " + subnet_text
     numa_order = _numa_order(gpus)
 
@@ -222,7 +282,7 @@ def derive_nccl_env(rdma, gpus=None, network=None, policy=None):
         dev, port = item
         numa = dev.get("numa_node")
         rank = numa_order.index(numa) if numa in numa_order else len(numa_order)
-        return (rank, _natural_key(dev["name"]), port["port"])
+        return (rank, natural_key(dev["name"]), port["port"])
 
     chosen.sort(key=order_key)
     if numa_order:
@@ -241,24 +301,32 @@ def derive_nccl_env(rdma, gpus=None, network=None, policy=None):
         reasons["NCCL_IB_GID_INDEX"] = "unset: InfiniBand ports address by LID, no GID index needed"
     _gdr(rdma, gpus, policy, env, reasons)
     hcas = [{"device": d["name"], "port": p["port"], "link_layer": p["link_layer"], "rate_gbps": p.get("rate_gbps"),
-             "numa_node": d.get("numa_node"), "netdev": d.get("netdev")} for d, p in chosen]
-    return {"env": env, "reasons": reasons, "hcas": hcas}
+             "numa_node": d.get("numa_node"), "netdev": d.get("netdev"), "roce_netdev": _roce_netdev(d, p, policy.get("subnet"))}
+            for d, p in chosen]
+    return {"env": env, "reasons": reasons, "hcas": hcas, "warnings": warnings}
 
 
-def _one_subnet(layer, chosen):
+def _one_subnet(layer, chosen, subnet=None, single_plane=False, warnings=None):
     groups = {}
     for dev, port in chosen:
         if layer == "InfiniBand":
             key = ("sm_lid", port.get("sm_lid"))
         else:
-            gids = _roce_gids(dev, port)
+            gids = _roce_gids(dev, port, subnet)
             prefix = _gid_prefix(gids[0]["gid"]) if gids else None
-            key = ("gid_prefix/vlan", (prefix, _vlan(dev.get("netdev"))))
+            key = ("gid_prefix/vlan", (prefix, _vlan(dev, gids[0].get("netdev") if gids else dev.get("netdev"))))
         groups.setdefault(key, []).append((dev, port))
     ranked = sorted(groups.items(), key=lambda item: (-len(item[1]), str(item[0])))
     key, best = ranked[0]
+    if layer == "InfiniBand" and len(ranked) > 1 and not single_plane:
+        planes = "; ".join("SM LID %s: %s" % (k[1], ", ".join(sorted(("%s:%s" % (d["name"], p["port"]) for d, p in ports), key=natural_key)))
+                           for k, ports in ranked)
+        if warnings is not None:
+            warnings.append("InfiniBand ports on %d planes (%s): all are kept in NCCL_IB_HCA. Every node must see the same planes on "
+                            "the same rails, or set policy single_plane / allow to restrict them" % (len(ranked), planes))
+        return list(chosen), "%d planes kept (%s)" % (len(ranked), planes)
     if layer == "InfiniBand":
-        text = "one subnet: SM LID %s" % key[1]
+        text = "one subnet: SM LID %s%s" % (key[1], " (policy single_plane)" if len(ranked) > 1 else "")
     else:
         text = "one subnet: GID prefix %s, VLAN %s" % (key[1][0] or "unknown", key[1][1] if key[1][1] is not None else "none")
     if len(ranked) > 1:
@@ -266,18 +334,34 @@ def _one_subnet(layer, chosen):
     return list(best), text
 
 
+def _roce_netdev(dev, port, subnet):
+    """The netdev of the RoCE v2 IPv4 GID in use (a VLAN or bond stacked on the port's netdev), else None."""
+    if port.get("link_layer") != "Ethernet":
+        return None
+    gids = _roce_gids(dev, port, subnet)
+    return gids[0].get("netdev") if gids else None
+
+
 def _gid_index(chosen, policy, env, reasons):
     indexes = {}
     unknown = []
+    subnet = policy.get("subnet")
+    several = []
     for dev, port in chosen:
-        gids = _roce_gids(dev, port)
+        gids = _roce_gids(dev, port, subnet)
         if gids is None:
             unknown.append("%s:%s" % (dev["name"], port["port"]))
             continue
         if not gids:
-            listing = ", ".join("%s %s %s" % (g.get("index"), g.get("type"), g.get("ipv4") or g.get("gid")) for g in port.get("gids") or []) or "no entry"
-            raise NcclEnvError("nccl_env: RoCE port %s:%s has no RoCE v2 GID with an IPv4-mapped address on netdev %s (its GID table: %s); "
-                               "configure an IPv4 address on that interface" % (dev["name"], port["port"], dev.get("netdev"), listing))
+            listing = ", ".join("%s %s %s %s" % (g.get("index"), g.get("type"), g.get("ipv4") or g.get("gid"), g.get("netdev") or "-")
+                                for g in port.get("gids") or []) or "no entry"
+            raise NcclEnvError("nccl_env: RoCE port %s:%s has no RoCE v2 GID with an IPv4-mapped address%s on netdev %s or a netdev "
+                               "stacked on it (%s) (its GID table: %s); configure an IPv4 address on that interface or its VLAN/bond" % (
+                                   dev["name"], port["port"], " in subnet %s" % subnet if subnet else "", dev.get("netdev"),
+                                   ", ".join(_port_netdevs(dev)[1:]) or "none known", listing))
+        netdevs = sorted(set(g.get("netdev") or "-" for g in gids))
+        if len(netdevs) > 1:
+            several.append("%s:%s on %s" % (dev["name"], port["port"], ", ".join(netdevs)))
         indexes["%s:%s" % (dev["name"], port["port"])] = gids[0]["index"]
     forced = policy.get("gid_index")
     if forced is not None:
@@ -296,8 +380,11 @@ def _gid_index(chosen, policy, env, reasons):
         raise NcclEnvError("nccl_env: the RoCE v2 IPv4 GID index differs between ports (%s) and NCCL_IB_GID_INDEX takes one value; "
                            "set policy gid_index" % ", ".join("%s=%s" % item for item in sorted(indexes.items())))
     env["NCCL_IB_GID_INDEX"] = str(values[0])
-    reasons["NCCL_IB_GID_INDEX"] = "index %d is the RoCE v2 GID with an IPv4-mapped address on %s" % (
-        values[0], ", ".join(sorted(indexes, key=_natural_key)))
+    reasons["NCCL_IB_GID_INDEX"] = "index %d is the RoCE v2 GID with an IPv4-mapped address%s on %s" % (
+        values[0], " in the training subnet %s" % subnet if subnet else "", ", ".join(sorted(indexes, key=natural_key)))
+    if several:
+        reasons["NCCL_IB_GID_INDEX"] += ("; RoCE v2 IPv4 GIDs on several netdevs (%s): the lowest index was taken, set policy subnet "
+                                         "to the training subnet" % "; ".join(several))
 
 
 def _socket_ifname(rdma, network, policy, reasons):
@@ -328,17 +415,34 @@ def _gdr(rdma, gpus, policy, env, reasons):
     if forced is not None:
         available = bool(forced)
         why = "policy peer_memory %s" % ("true" if available else "false")
-    elif modules:
+    elif modules or rdma.get("dma_buf"):
         available = True
-        why = "peer-memory module(s) loaded: %s" % ", ".join(modules)
+        why = "; ".join(part for part in (
+            "peer-memory module(s) loaded: %s" % ", ".join(modules) if modules else "",
+            "DMA-BUF: %s" % ", ".join(rdma["dma_buf"]) if rdma.get("dma_buf") else "") if part)
     else:
         available = False
-        why = "no peer-memory module found" if modules is not None else "peer-memory support unknown (facts from ibstat)"
+        why = "no peer-memory module and no DMA-BUF GPU driver found" if modules is not None else "peer-memory support unknown (facts from ibstat)"
     if available and gpus is not None and not (isinstance(gpus.get("count"), int) and gpus["count"] > 0):
         available = False
         why += ", but the GPU facts show no GPU"
-    if available:
-        env["NCCL_NET_GDR_LEVEL"] = str(policy.get("gdr_level") or "PHB")
-        reasons["NCCL_NET_GDR_LEVEL"] = "GPUDirect RDMA available (%s): use it up to %s distance" % (why, env["NCCL_NET_GDR_LEVEL"])
+    if available and policy.get("gdr_level"):
+        env["NCCL_NET_GDR_LEVEL"] = str(policy["gdr_level"])
+        reasons["NCCL_NET_GDR_LEVEL"] = "GPUDirect RDMA available (%s): policy gdr_level %s" % (why, env["NCCL_NET_GDR_LEVEL"])
+    elif available:
+        reasons["NCCL_NET_GDR_LEVEL"] = ("unset: GPUDirect RDMA available (%s); NCCL picks the GDR level from the PCI topology "
+                                         "(set policy gdr_level to force one)" % why)
     else:
         reasons["NCCL_NET_GDR_LEVEL"] = "unset: %s" % why
+
+
+def gloo_socket_ifname(nccl_socket_ifname, fallback=""):
+    """The interface for GLOO_SOCKET_IFNAME from an NCCL_SOCKET_IFNAME value; see the module docstring."""
+    value = nccl_socket_ifname if isinstance(nccl_socket_ifname, str) else ""
+    value = value.strip()
+    if value.startswith("="):
+        value = value[1:]
+    first = value.split(",")[0].strip()
+    if not first or first.startswith("^"):
+        return fallback if isinstance(fallback, str) else ""
+    return first

@@ -50,9 +50,7 @@ _LINE_RE = re.compile(
     r"(?:^|\s)(?P<host>[^\s:\[\]]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
     r"(?:NCCL|RCCL) (?P<level>INFO|WARN|TRACE|ABORT)\s?(?P<msg>.*)$"
 )
-_VERSION_RE = re.compile(r"\b(?P<lib>NCCL|RCCL) version\s*:?\s*(?P<version>[0-9][\w.+\-]*)")
-_USING_NETWORK_RE = re.compile(r"^Using network (?P<name>.+?)\s*$")
-_NET_USING_RE = re.compile(r"^NET/(?P<name>[\w.\- ]+?)\s*: Using (?P<rest>.*)$")
+_VERSION_RE = re.compile(r"\b(?P<lib>NCCL|RCCL) version ?:? ?(?P<version>[0-9][\w.+\-]*)")
 _HCA_RE = re.compile(r"\[\d+\](?P<dev>[^\s:\[\]]+):(?P<port>\d+)(?:/(?P<ll>\w+))?")
 _OOB_RE = re.compile(r";\s*OOB\s+(?P<iface>[^\s:]+):")
 _BOOTSTRAP_RE = re.compile(r"^Bootstrap\s*: Using (?P<iface>[^\s:]+):")
@@ -60,21 +58,57 @@ _GID_ENV_RE = re.compile(r"^NCCL_IB_GID_INDEX set by environment to (?P<gid>-?\d
 _GID_DEV_RE = re.compile(r"^NET/IB: Dev \d+ .*\bGID (?P<gid>\d+)")
 _GDR_HCA_RE = re.compile(r"GPU Direct RDMA (?P<state>Enabled|Disabled) for HCA")
 _CHANNEL_RE = re.compile(
-    r"^(?:Channel|Ring) (?P<channel>\d+)(?:/\d+)? : (?P<src>\d+)(?:\[[^\]]*\])? -> (?P<dst>\d+)"
-    r"(?:\[[^\]]*\])?(?: \[(?P<dir>send|receive)\])? via NET/(?P<transport>[^/\s]+)"
-    r"(?:/(?P<device>\d+)(?:\(\d+\))?)?(?P<flags>\S*)"
+    r"^(?:Channel|Ring) (?P<channel>\d{1,6})(?:/\d{1,6})? : (?P<src>\d{1,9})(?:\[[^\]]{0,64}\])? -> (?P<dst>\d{1,9})"
+    r"(?:\[[^\]]{0,64}\])?(?: \[(?P<dir>send|receive)\])? via NET/"
 )
+_DEVICE_RE = re.compile(r"^(?P<device>\d{1,6})(?:\(\d{1,6}\))?$")
+# Texts larger than this are refused (an NCCL_DEBUG=INFO log of a 1000-rank job is ~100 MB).
+MAX_TEXT_CHARS = 256 * 1024 * 1024
+# Lines longer than this are no NCCL log line (they are skipped, not parsed).
+MAX_LINE_CHARS = 4096
 
 
 def _lines(text: str):
     for raw in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        if len(raw) > MAX_LINE_CHARS:
+            yield ""
+            continue
         yield _PREFIX_RE.sub("", raw, count=1)
+
+
+def _channel_transport(rest):
+    """``NCCL RDMA Plugin v6/0(2)/GDRDMA/Shared`` -> (transport, device, flags).
+
+    The transport is the text up to the first ``/`` (a plugin name may hold spaces); the device the
+    next segment when it is a number (``0`` or ``0(2)``); flags the segments after it, up to the
+    first space.
+    """
+    parts = rest.split("/")
+    transport = parts[0].strip()
+    device = None
+    tail = parts[1:]
+    if tail:
+        match = _DEVICE_RE.match(tail[0].split(" ", 1)[0])
+        if match:
+            device = int(match.group("device"))
+            tail = tail[1:]
+    flags = []
+    for part in tail:
+        word = part.split(" ", 1)
+        flags.append(word[0])
+        if len(word) > 1:
+            break
+    return transport, device, flags
 
 
 def parse_nccl_log(text: str) -> dict:
     """Parse an ``NCCL_DEBUG=INFO`` log; see the module docstring."""
     if not isinstance(text, str):
         raise NcclLogParseError("expected the text of an NCCL log, got %s" % type(text).__name__)
+    if len(text) > MAX_TEXT_CHARS:
+        raise NcclLogParseError("the log is %d characters, more than the %d this parser reads: give the "
+                                "log of fewer ranks (NCCL_DEBUG_FILE per rank) or a part of it"
+                                % (len(text), MAX_TEXT_CHARS))
 
     version = library = None
     networks = []
@@ -106,9 +140,8 @@ def parse_nccl_log(text: str) -> dict:
             continue
         if not msg:
             continue
-        match = _USING_NETWORK_RE.match(msg)
-        if match:
-            name = match.group("name")
+        if msg.startswith("Using network "):
+            name = msg[len("Using network "):].strip()
             if name not in networks:
                 networks.append(name)
             if name == "Socket":
@@ -116,8 +149,7 @@ def parse_nccl_log(text: str) -> dict:
             continue
         match = _CHANNEL_RE.match(msg)
         if match:
-            flags = match.group("flags").split("/")
-            transport = match.group("transport")
+            transport, device, flags = _channel_transport(msg[match.end():])
             channel = {
                 "host": host,
                 "line": number,
@@ -126,7 +158,7 @@ def parse_nccl_log(text: str) -> dict:
                 "to_rank": int(match.group("dst")),
                 "direction": match.group("dir"),
                 "transport": transport,
-                "device": int(match.group("device")) if match.group("device") else None,
+                "device": device,
                 "gdrdma": "GDRDMA" in flags,
                 "shared": "Shared" in flags,
             }
@@ -134,9 +166,9 @@ def parse_nccl_log(text: str) -> dict:
             if transport == "Socket":
                 socket_lines.append({"host": host, "line": number, "text": line.strip()})
             continue
-        match = _NET_USING_RE.match(msg)
-        if match:
-            name, rest = match.group("name").strip(), match.group("rest")
+        if msg.startswith("NET/") and ": Using " in msg:
+            name, rest = msg[4:].split(": Using ", 1)
+            name = name.strip()
             if name not in net_using:
                 net_using.append(name)
             if name != "Socket":

@@ -42,13 +42,15 @@ _HEADER_RE = re.compile(
     r"BW average\[(?P<unit2>[GM]b?/sec|MB/sec)\](?P<rate>\s+MsgRate\[Mpps\])?",
     re.IGNORECASE,
 )
-_NUM = r"(?:\d+(?:\.\d*)?|\.\d+|inf|nan|-nan)"
+_NUM = r"(?:\d{1,12}(?:\.\d{0,12})?|\.\d{1,12}|inf|nan|-nan)"
 _ROW_RE = re.compile(
-    r"^\s*(?P<bytes>\d+)\s+(?P<iters>\d+)\s+(?P<peak>%s)\s+(?P<avg>%s)(?:\s+(?P<rate>%s))?\s*$"
+    r"^\s*(?P<bytes>\d{1,18})\s+(?P<iters>\d{1,18})\s+(?P<peak>%s)\s+(?P<avg>%s)(?:\s+(?P<rate>%s))?\s*$"
     % (_NUM, _NUM, _NUM)
 )
+_FIELD_KEY_RE = re.compile(r"^[A-Za-z][\w .*/-]*$")
+# A perftest run prints a few KiB.
+MAX_TEXT_CHARS = 4 * 1024 * 1024
 _TITLE_RE = re.compile(r"^\s*(?P<title>(?:RDMA_Write|RDMA_Read|Send|Atomic\w*)\b.*BW Test)\s*$")
-_FIELD_RE = re.compile(r"([A-Za-z][\w .*/-]*?)\s*:\s*(\S+(?:\[B\])?)")
 _DASHES_RE = re.compile(r"^\s*-{20,}\s*$")
 
 
@@ -62,11 +64,35 @@ def _float(token: str) -> float | None:
     return value
 
 
+def _fields(line: str):
+    """``Key : value`` pairs of a perftest header line (several per line), split on ':' (linear).
+
+    ``" Number of qps   : 1\t\tTransport type : IB"`` -> [("Number of qps", "1"), ("Transport type", "IB")].
+    """
+    parts = line.split(":")
+    out = []
+    for index in range(1, len(parts)):
+        before = parts[index - 1]
+        if index > 1:
+            words = before.split(None, 1)
+            before = words[1] if len(words) > 1 else ""
+        key = " ".join(before.split())
+        value = parts[index].split(None, 1)
+        if key and value and _FIELD_KEY_RE.match(key):
+            out.append((key, value[0]))
+    return out
+
+
 def parse_perftest_bw(text: str) -> dict:
     """Parse one perftest bandwidth run; see the module docstring."""
     if not isinstance(text, str):
         raise PerftestParseError(
             "expected the text of a perftest run, got %s" % type(text).__name__
+        )
+    if len(text) > MAX_TEXT_CHARS:
+        raise PerftestParseError(
+            "the text is %d characters, more than the %d a perftest run prints: pass one run"
+            % (len(text), MAX_TEXT_CHARS)
         )
     fields = {}
     title = None
@@ -114,8 +140,8 @@ def parse_perftest_bw(text: str) -> dict:
             title = " ".join(match.group("title").split())
             continue
         if ":" in line and unit is None:
-            for key, value in _FIELD_RE.findall(line):
-                fields.setdefault(" ".join(key.split()), value)
+            for key, value in _fields(line):
+                fields.setdefault(key, value)
 
     if unit is None:
         raise PerftestParseError(
@@ -138,7 +164,7 @@ def parse_perftest_bw(text: str) -> dict:
         value = fields.get(key)
         if value is None:
             return None
-        match = re.match(r"^(\d+)", value)
+        match = re.match(r"^(\d{1,9})(?!\d)", value)
         return int(match.group(1)) if match else None
 
     averages = [r["bw_average_gbps"] for r in rows if r["bw_average_gbps"] is not None]

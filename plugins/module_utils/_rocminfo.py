@@ -46,10 +46,25 @@ class RocminfoError(ValueError):
     """rocminfo output that cannot be understood, or that reports a driver/runtime failure."""
 
 
-_AGENT_HEADER = re.compile(r"^\*{5,}[ \t]*\r?\n[ \t]*Agent[ \t]+(\d+)[ \t]*\r?\n\*{5,}[ \t]*$", re.MULTILINE)
-_TOP_FIELD = re.compile(r"^  ([A-Za-z][^:]*?):[ \t]*(.*?)[ \t]*$")
-_NUM = re.compile(r"^(\d+)(?:\s*\(0x[0-9a-fA-F]+\))?")
-_SIZE_KB = re.compile(r"^(\d+)\s*(?:\(0x[0-9a-fA-F]+\))?\s*KB$")
+# Linear by construction: no two adjacent quantifiers can share characters, numbers are at most
+# 18 digits (a longer one is no rocminfo field), fields are split with str.partition.
+_AGENT_HEADER = re.compile(r"^\*{5,}[ \t]*\r?\n[ \t]*Agent[ \t]+(\d{1,9})[ \t]*\r?\n\*{5,}[ \t]*$", re.MULTILINE)
+_NUM = re.compile(r"^(\d{1,18})(?!\d)(?:[ \t]*\(0x[0-9a-fA-F]{1,16}\))?")
+_SIZE_KB = re.compile(r"^(\d{1,18})(?!\d)[ \t]*(?:\(0x[0-9a-fA-F]{1,16}\)[ \t]*)?KB$")
+# rocminfo of a node with 64 CPX partitions is well under 1 MiB.
+MAX_TEXT_CHARS = 16 * 1024 * 1024
+
+
+def _top_field(line):
+    """``  Key:   value`` (two-space indent, a letter first) -> (key, value), else None."""
+    if not line.startswith("  ") or len(line) < 3 or not line[2].isalpha() or not line[2].isascii():
+        return None
+    key, sep, value = line[2:].partition(":")
+    if not sep:
+        return None
+    return key, value.strip(" \t")
+
+
 _ARCH = re.compile(r"^gfx[0-9a-f]{3,5}$")
 
 
@@ -75,8 +90,11 @@ def _check_failures(text):
 
 
 def _header_value(text, key):
-    match = re.search(r"^%s:[ \t]*(\S[^\n]*?)[ \t]*$" % re.escape(key), text, re.MULTILINE)
-    return match.group(1) if match else None
+    for line in text.splitlines():
+        if line.startswith(key + ":"):
+            value = line[len(key) + 1:].strip(" \t")
+            return value or None
+    return None
 
 
 def _parse_agent(number, body):
@@ -89,9 +107,9 @@ def _parse_agent(number, body):
         line = raw.rstrip()
         if not line.strip():
             continue
-        top = _TOP_FIELD.match(line)
+        top = _top_field(line)
         if top:
-            key, value = top.group(1).strip(), top.group(2)
+            key, value = top[0].strip(), top[1]
             section = key
             current_pool = None
             if key not in fields:
@@ -191,6 +209,9 @@ def parse_rocminfo(text, partial=False):
     """Parse ``rocminfo`` output; see the module docstring for the result and the rules."""
     if not isinstance(text, str):
         raise RocminfoError("rocminfo: expected the output as text, got %s" % type(text).__name__)
+    if len(text) > MAX_TEXT_CHARS:
+        raise RocminfoError("rocminfo: the output is %d characters, more than the %d rocminfo ever prints: "
+                            "not rocminfo output" % (len(text), MAX_TEXT_CHARS))
     if "\x00" in text:
         raise RocminfoError("rocminfo: output contains NUL bytes (binary data, not rocminfo output)")
     _check_failures(text)

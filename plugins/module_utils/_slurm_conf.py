@@ -14,7 +14,10 @@ PRIVATE to the collection: the interface may change without notice. Pure functio
 * ``node_lines(nodes)``: ``NodeName=`` lines, nodes with identical attributes compressed together.
 * ``partition_lines(partitions, groups, computes, version)``: ``PartitionName=`` lines from
   partitions declared as data over inventory groups (node groups).
-* ``gres_lines(nodes, autodetect)``: gres.conf lines (``NodeName=... Name=gpu Type=... File=...``).
+* ``gres_lines(nodes, autodetect)``: gres.conf lines (``NodeName=... Name=gpu Type=... File=...
+  Cores=...``; MIG instances as ``MultipleFiles=`` of the parent GPU and its nvidia-caps files,
+  or ``AutoDetect=nvml``).
+* ``numa_cores(facts, numa_node_count)``: ``{NUMA node: "first-last"}`` Slurm core ranges.
 * ``config_lines(defaults, overrides, version, conf)``: ``Key=Value`` lines of a settings file,
   overrides applied (``omit`` removes a key) and keys the installed version no longer accepts
   rejected with a message naming the key and what replaces it.
@@ -90,6 +93,8 @@ def version_features(version):
     change of NodeName or PartitionName lines needs a restart of slurmctld and the slurmd.
     ``configless``: ``SlurmctldParameters=enable_configless`` exists (from 20.02).
     ``cgroup_plugin``: cgroup.conf ``CgroupPlugin`` exists (from 22.05).
+    ``cgroup_v2``: Slurm's cgroup plugins work on a cgroup v2 (unified) host (from 22.05, Slurm's
+    cgroup v2 page; 21.08 has only cgroup/v1).
     """
     major, minor, micro = parse_version(version)
     ver = (major, minor)
@@ -101,7 +106,31 @@ def version_features(version):
         "reconfigure_applies_node_changes": ver >= (24, 5),
         "configless": ver >= (20, 2),
         "cgroup_plugin": ver >= (22, 5),
+        "cgroup_v2": ver >= (22, 5),
     }
+
+
+CGROUP_PLUGINS = ("proctrack/cgroup", "task/cgroup", "jobacct_gather/cgroup")
+
+
+def cgroup_v2_refusal(version, cgroup2_hosts, plugins):
+    """Text refusing a Slurm without cgroup v2 support on cgroup v2 hosts, or ``""`` when fine.
+
+    ``cgroup2_hosts``: the hosts booted with the unified cgroup v2 hierarchy only;
+    ``plugins``: the configured ProctrackType / TaskPlugin / JobAcctGatherType values.
+    """
+    features = version_features(version)
+    hosts = sorted(str(h) for h in (cgroup2_hosts or []))
+    used = sorted(set(p.strip() for value in (plugins or []) for p in str(value).split(",") if p.strip() in CGROUP_PLUGINS))
+    if features["cgroup_v2"] or not hosts or not used:
+        return ""
+    return ("Slurm %s cannot run on %s: these hosts boot with cgroup v2 only, and Slurm supports cgroup v2 from 22.05 "
+            "(%s need it). The way out: a signed site package repository with Slurm >= 22.05 (e.g. .debs built by "
+            "SchedMD's packaging from the release tarball, or a vendor repository): set slurm_common_repository (url, "
+            "key_url, suite, components) and slurm_common_package_version (pinned and held), and slurm_common_packages "
+            "where its package names differ (slurm-smd-*). "
+            "Booting with systemd.unified_cgroup_hierarchy=0 (cgroup v1) is the unsupported alternative."
+            % (features["version"], ", ".join(hosts), ", ".join(used)))
 
 
 # --- host lists ---------------------------------------------------------------------------
@@ -227,7 +256,8 @@ def gpu_devices(gpus):
 
 
 def _slurm_type(dev, gpus):
-    stype = dev.get("slurm_type") or gpus.get("slurm_type")
+    mig = dev.get("mig") if isinstance(dev.get("mig"), dict) else None
+    stype = (mig.get("profile") if mig else None) or dev.get("slurm_type") or gpus.get("slurm_type")
     if not isinstance(stype, str) or not _SLUG.match(stype):
         raise SlurmConfError(
             "GPU %r has no usable slurm_type (got %r): the GRES type must be lower-case letters and digits"
@@ -260,11 +290,14 @@ def gres_counts(gpus, count=None):
     return sorted(merged.items())
 
 
-def node_attributes(facts, gpus=None, mem_reserve_mib=1024, mem_reserve_percent=0, gpu_count=None):
+def node_attributes(facts, gpus=None, mem_reserve_mib=1024, mem_reserve_percent=0, gpu_count=None, mem_round_mib=1024):
     """Ordered ``[(key, value)]`` of a NodeName line from Ansible facts and GPU facts.
 
     ``RealMemory`` is ``memtotal_mb`` minus the larger of ``mem_reserve_mib`` and
-    ``mem_reserve_percent`` % of it (memory left to the OS, daemons and page cache).
+    ``mem_reserve_percent`` % of it (memory left to the OS, daemons and page cache), rounded
+    down to a multiple of ``mem_round_mib`` so that the few MiB a kernel update moves
+    ``MemTotal`` by do not change it (a node whose RealMemory exceeds what slurmd finds is
+    drained).  ``mem_round_mib`` 1 keeps the exact value.
     """
     if not isinstance(facts, dict):
         raise SlurmConfError("facts must be a dict of Ansible facts, got %s" % type(facts).__name__)
@@ -289,11 +322,44 @@ def node_attributes(facts, gpus=None, mem_reserve_mib=1024, mem_reserve_percent=
     reserve = max(mem_reserve_mib, int(total * mem_reserve_percent / 100.0))
     if reserve >= total:
         raise SlurmConfError("memory reserve of %d MiB leaves nothing of the node's %d MiB" % (reserve, total))
-    attrs.append(("RealMemory", total - reserve))
+    rounding = _positive_int(mem_round_mib, "memory rounding (MiB)")
+    real = (total - reserve) // rounding * rounding
+    if real < 1:
+        raise SlurmConfError("RealMemory rounded down to a multiple of %d MiB leaves nothing of the node's %d MiB" % (rounding, total))
+    attrs.append(("RealMemory", real))
     gres = gres_counts(gpus, gpu_count) if gpus else []
     if gres:
         attrs.append(("Gres", ",".join("gpu:%s:%d" % (stype, num) for stype, num in gres)))
     return attrs
+
+
+def default_memory(nodes, mode="auto"):
+    """``(key, MiB)`` of the cluster's default job memory, or None.
+
+    ``nodes``: ``{name: node_attributes(...)}``.  ``per_gpu``: ``DefMemPerGPU`` = the smallest
+    ``RealMemory / GPUs`` over the nodes with GPUs; ``per_cpu``: ``DefMemPerCPU`` = the smallest
+    ``RealMemory / CPUs``; ``auto``: per_gpu when a node has GPUs, else per_cpu; ``none``: None
+    (a job without ``--mem`` then gets the whole node).  Slurm takes only one of the two keys.
+    """
+    if mode not in ("auto", "per_gpu", "per_cpu", "none"):
+        raise SlurmConfError("default memory mode must be auto, per_gpu, per_cpu or none, not %r" % (mode,))
+    if mode == "none" or not nodes:
+        return None
+    per_gpu, per_cpu = [], []
+    for name, attrs in nodes.items():
+        vals = dict(_as_pairs(attrs))
+        real, cpus = vals.get("RealMemory"), vals.get("CPUs")
+        if not isinstance(real, int) or not isinstance(cpus, int) or cpus < 1:
+            raise SlurmConfError("node %s has no RealMemory/CPUs to derive the default memory from" % name)
+        per_cpu.append(real // cpus)
+        gpus = sum(int(item.rsplit(":", 1)[1]) for item in str(vals.get("Gres") or "").split(",") if item.startswith("gpu:"))
+        if gpus:
+            per_gpu.append(real // gpus)
+    if mode == "per_gpu" and not per_gpu:
+        raise SlurmConfError("default memory per_gpu but no compute node has GPUs")
+    if per_gpu and mode in ("auto", "per_gpu"):
+        return ("DefMemPerGPU", min(per_gpu))
+    return ("DefMemPerCPU", min(per_cpu))
 
 
 def _as_pairs(attrs):
@@ -367,17 +433,57 @@ def _device_file(dev, vendor):
     raise SlurmConfError("unknown GPU vendor %r (expected amd or nvidia)" % vendor)
 
 
-def gres_lines(nodes, plugin_files=None, autodetect=False, gpu_counts=None):
+def numa_cores(facts, numa_node_count):
+    """``{NUMA node: "a-b"}``: the Slurm core indices of each NUMA node, or ``{}`` when unknown.
+
+    Slurm numbers cores socket by socket in hwloc's logical order, in which a NUMA node's cores
+    are contiguous; with N NUMA nodes that split the cores evenly, node n holds cores
+    ``n*k .. n*k+k-1`` (k = all cores / N).  Nothing is returned when the count is unknown or
+    does not divide the cores (the GRES line then has no ``Cores=``: no binding rather than a
+    wrong one).
+    """
+    if not isinstance(facts, dict) or isinstance(numa_node_count, bool) or not isinstance(numa_node_count, int) or numa_node_count < 1:
+        return {}
+    try:
+        sockets = _positive_int(facts.get("processor_count"), "processor_count")
+        cores = _positive_int(facts.get("processor_cores"), "processor_cores")
+    except SlurmConfError:
+        return {}
+    total = sockets * cores
+    if total % numa_node_count:
+        return {}
+    size = total // numa_node_count
+    return dict((node, "%d-%d" % (node * size, node * size + size - 1)) for node in range(numa_node_count))
+
+
+def _mig_files(dev, vendor):
+    mig = dev["mig"]
+    caps = mig.get("cap_files")
+    if not caps or not isinstance(caps, list) or not all(isinstance(c, str) and c.startswith("/dev/nvidia-caps/") for c in caps):
+        raise SlurmConfError(
+            "GPU %r is a MIG instance (GPU instance %s of %s) and its /dev/nvidia-caps files are not known: use "
+            "AutoDetect=nvml (slurm_common_gres_autodetect with Slurm's gpu_nvml.so plugin) or probe "
+            "/proc/driver/nvidia-caps/mig-minors with gpu_info" % (dev.get("index"), mig.get("gpu_instance_id"), mig.get("parent_uuid")))
+    return [_device_file(dev, vendor)] + caps
+
+
+def gres_lines(nodes, plugin_files=None, autodetect=False, gpu_counts=None, node_facts=None):
     """gres.conf lines for ``{node name: gpucluster_gpus fact or None}``.
 
-    Explicit ``NodeName=<nodes> Name=gpu Type=<type> File=<devices>`` lines from the probed
-    device files (AMD render nodes, NVIDIA /dev/nvidiaN); with ``autodetect`` and the vendor's
-    plugin among ``plugin_files``, ``NodeName=<nodes> AutoDetect=<plugin>`` instead.
+    Explicit ``NodeName=<nodes> Name=gpu Type=<type> File=<devices> [Cores=<a-b>]`` lines from
+    the probed device files (AMD render nodes, NVIDIA /dev/nvidiaN); with ``autodetect`` and the
+    vendor's plugin among ``plugin_files``, ``NodeName=<nodes> AutoDetect=<plugin>`` instead.
+    MIG instances (type: the MIG profile) without autodetection get one ``MultipleFiles=`` line
+    each: the parent GPU and the instance's ``/dev/nvidia-caps`` files; unknown caps files
+    raise.  Two GPUs with the same device file raise (the line would count one GPU).
     ``gpu_counts``: optional ``{node: n}`` limiting the GPUs configured on a node.
+    ``node_facts``: optional ``{node: ansible_facts}``; with the GPU fact's ``numa_node_count``
+    and each GPU's ``numa_node`` they give ``Cores=`` (see ``numa_cores``).
     """
     if not isinstance(nodes, dict):
         raise SlurmConfError("nodes must be a dict of node name -> gpucluster_gpus")
     gpu_counts = gpu_counts or {}
+    node_facts = node_facts or {}
     by_text = {}
     for name, gpus in nodes.items():
         if not gpus:
@@ -390,14 +496,33 @@ def gres_lines(nodes, plugin_files=None, autodetect=False, gpu_counts=None):
             devices = devices[:count]
         if not devices:
             continue
+        has_mig = any(isinstance(dev.get("mig"), dict) for dev in devices)
         choice = autodetect_choice(vendor, plugin_files) if autodetect else None
+        if has_mig and not choice and "gpu_nvml.so" in (plugin_files or []):
+            choice = "nvml"  # MIG: NVML finds the instances and their caps files itself
+        if has_mig and choice and choice != "nvml":
+            choice = None  # only the NVML plugin knows MIG
         if choice:
             texts = ["AutoDetect=%s" % choice]
         else:
+            cores = numa_cores(node_facts.get(name), gpus.get("numa_node_count"))
             files = {}
+            texts = []
+            seen = {}
             for dev in devices:
-                files.setdefault(_slurm_type(dev, gpus), []).append(_device_file(dev, vendor))
-            texts = ["Name=gpu Type=%s File=%s" % (stype, hostlist(paths)) for stype, paths in sorted(files.items())]
+                numa = dev.get("numa_node")
+                core_text = " Cores=%s" % cores[numa] if isinstance(numa, int) and not isinstance(numa, bool) and numa in cores else ""
+                if isinstance(dev.get("mig"), dict):
+                    texts.append("Name=gpu Type=%s MultipleFiles=%s%s" % (_slurm_type(dev, gpus), ",".join(_mig_files(dev, vendor)), core_text))
+                    continue
+                path = _device_file(dev, vendor)
+                if path in seen:
+                    raise SlurmConfError("GPUs %r and %r of node %s have the same device file %s: the gres.conf line would count one GPU"
+                                         % (seen[path], dev.get("index"), name, path))
+                seen[path] = dev.get("index")
+                files.setdefault((_slurm_type(dev, gpus), core_text), []).append(path)
+            texts.extend("Name=gpu Type=%s File=%s%s" % (stype, hostlist(paths), core_text)
+                         for (stype, core_text), paths in sorted(files.items()))
         for text in texts:
             by_text.setdefault(text, []).append(name)
     lines = ["NodeName=%s %s" % (hostlist(names), text) for text, names in by_text.items()]

@@ -18,7 +18,8 @@ It returns the ``gpucluster_rdma`` fact::
 
     {source: sysfs, devices: [{name, netdev, numa_node, pci_bus_id, fw_ver, ports: [{port,
      state, phys_state, rate_gbps, link_layer, lid, sm_lid, gids: [{index, gid, type,
-     netdev, ipv4}]}]}], peer_memory: [module names]}
+     netdev, ipv4}]}], upper_netdevs: [{name, kind, vlan_id, lowers}]}],
+     peer_memory: [module names], dma_buf: [driver names]}
 
 Read per port: ``state``, ``phys_state``, ``rate``, ``link_layer`` (required), ``lid``,
 ``sm_lid``, and the GID table ``gids/<i>`` with ``gid_attrs/types/<i>`` and
@@ -27,7 +28,19 @@ are skipped; an entry whose type cannot be read (absent from the tree: the kerne
 EINVAL for it) or whose text is not a GID is skipped, not fatal.  GID ``type`` is ``IB``,
 ``RoCEv1`` or ``RoCEv2``; ``ipv4`` is the address of an IPv4-mapped GID (``::ffff:a.b.c.d``).
 ``peer_memory`` lists the GPUDirect peer-memory modules present under ``module/``
-(``nvidia_peermem``, ``nv_peer_mem``, ``ib_peer_mem``, ``amdp2p``).
+(``nvidia_peermem``, ``nv_peer_mem``, ``ib_peer_mem``, ``amdp2p``); ``dma_buf`` lists GPU drivers
+that give GPUDirect RDMA through DMA-BUF instead (``nvidia-open``: ``proc/driver/nvidia/version``
+names the open kernel module).
+
+Stacked netdevs (RoCE on a VLAN, a bond for RoCE LAG, a macvlan): a GID's netdev may be an upper
+device of the port's PCI netdev.  The tree may hold, for any netdev X, ``class/net/X/`` (a listing
+whose ``lower_<Y>`` entries are the kernel's links to the devices X is stacked on),
+``class/net/X/uevent`` (``DEVTYPE=vlan|bond|macvlan``), ``class/net/X/bonding/slaves`` and the
+file ``proc/net/vlan/config`` (VLAN ids).  Each device then gets ``upper_netdevs``: the GID
+netdevs stacked (directly or through several layers) on one of its own netdevs, as
+``[{name, kind, vlan_id, lowers}]``; ``kind`` is ``vlan``, ``bond``, ``macvlan`` or ``other``.
+
+``parse_vlan_config(text)`` parses ``/proc/net/vlan/config`` into ``{vlan netdev: {vlan_id, lower}}``.
 
 ``parse_show_gids(text)`` parses the listing of Mellanox's ``show_gids`` script into rows
 ``{device, port, index, gid, ipv4, version, netdev}``.
@@ -38,6 +51,9 @@ Both raise ``SysfsRdmaError`` on input they cannot understand.
 from __future__ import annotations
 
 import re
+
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import sysfs_int
+from ansible_collections.gpucluster.training.plugins.module_utils._natural import natural_key
 
 
 class SysfsRdmaError(ValueError):
@@ -57,38 +73,35 @@ _DEV_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _PCI = re.compile(r"([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])/*$")
 
 
+def _from_table(value, where, what, pattern, numbered, word_key, words):
+    """A sysfs ``"<n>: <name>"`` value by its number, or an ibstat word by its name."""
+    text = (value or "").strip()
+    match = re.match(pattern, text)
+    if match:
+        if match.group(1) not in numbered:
+            raise SysfsRdmaError("%s: unknown %s %r" % (where, what, text))
+        return numbered[match.group(1)]
+    key = word_key(text)
+    if key not in words:
+        raise SysfsRdmaError("%s: unknown %s %r" % (where, what, text[:40]))
+    return words[key]
+
+
 def normalize_state(value, where):
     """``"4: ACTIVE"`` (sysfs) or ``"Active"`` (ibstat) -> ``"ACTIVE"``."""
-    text = (value or "").strip()
-    match = re.match(r"^(\d+)\s*:\s*(\S+)$", text)
-    if match:
-        if match.group(1) not in _STATES:
-            raise SysfsRdmaError("%s: unknown port state %r" % (where, text))
-        return _STATES[match.group(1)]
-    word = text.upper()
-    if word not in _STATE_WORDS:
-        raise SysfsRdmaError("%s: unknown port state %r" % (where, text[:40]))
-    return _STATE_WORDS[word]
+    return _from_table(value, where, "port state", r"^(\d+)\s*:\s*(\S+)$", _STATES, str.upper, _STATE_WORDS)
 
 
 def normalize_phys_state(value, where):
     """``"5: LinkUp"`` (sysfs) or ``"LinkUp"`` (ibstat) -> ``"LinkUp"``."""
-    text = (value or "").strip()
-    match = re.match(r"^(\d+)\s*:\s*(.+)$", text)
-    if match:
-        if match.group(1) not in _PHYS:
-            raise SysfsRdmaError("%s: unknown physical state %r" % (where, text))
-        return _PHYS[match.group(1)]
-    key = text.lower().replace(" ", "")
-    if key not in _PHYS_WORDS:
-        raise SysfsRdmaError("%s: unknown physical state %r" % (where, text[:40]))
-    return _PHYS_WORDS[key]
+    return _from_table(value, where, "physical state", r"^(\d+)\s*:\s*(.+)$", _PHYS,
+                       lambda text: text.lower().replace(" ", ""), _PHYS_WORDS)
 
 
 def normalize_rate(value, where):
     """``"400 Gb/sec (4X NDR)"`` (sysfs) or ``"400"`` / ``"2.5"`` (ibstat) -> 400 / 2.5."""
     text = (value or "").strip()
-    match = re.match(r"^(\d+(?:\.\d+)?)(?:\s*Gb/sec\b.*)?$", text)
+    match = re.match(r"^(\d{1,6}(?:\.\d{1,6})?)(?:[ \t]*Gb/sec\b.*)?$", text)
     if not match:
         raise SysfsRdmaError("%s: rate %r is not '<n> Gb/sec'" % (where, text[:40]))
     number = float(match.group(1))
@@ -103,11 +116,12 @@ def normalize_link_layer(value, where):
 
 
 def parse_int(value, where):
-    text = (value or "").strip()
-    try:
-        return int(text, 0)
-    except ValueError:
-        raise SysfsRdmaError("%s: %r is not a number" % (where, text[:40]))
+    return sysfs_int(value, where, SysfsRdmaError)
+
+
+def _small_int(text):
+    """A non-negative ASCII decimal of at most 9 digits, else None."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None
 
 
 def gid_ipv4(gid):
@@ -134,10 +148,6 @@ def gid_type(raw, link_layer):
     return None
 
 
-def _natural_key(name):
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
-
-
 def _listing(files, path):
     text = files.get(path + "/")
     if text is None:
@@ -153,18 +163,23 @@ def parse_sysfs_rdma(files):
         if not isinstance(key, str) or not isinstance(value, str):
             raise SysfsRdmaError("sysfs: every path and content must be text (%r)" % (key,))
     ports = {}
+    gid_indexes = {}    # one pass over the paths: {port base: {gid index}} (linear in the tree size)
     for key in files:
         match = re.match(r"^class/infiniband/([^/]+)/ports/([^/]+)/", key)
         if match:
-            if not _DEV_NAME.match(match.group(1)) or not match.group(2).isdigit():
+            if not _DEV_NAME.match(match.group(1)) or _small_int(match.group(2)) is None:
                 raise SysfsRdmaError("sysfs: unexpected RDMA path %r" % key)
             ports.setdefault(match.group(1), set()).add(int(match.group(2)))
+            rest = key[match.end():]
+            if rest.startswith("gids/") and _small_int(rest[5:]) is not None:
+                pbase = "class/infiniband/%s/ports/%d" % (match.group(1), int(match.group(2)))
+                gid_indexes.setdefault(pbase, set()).add(int(rest[5:]))
     for key in files:
         match = re.match(r"^class/infiniband/([^/]+)/", key)
         if match and _DEV_NAME.match(match.group(1)):
             ports.setdefault(match.group(1), set())
     devices = []
-    for name in sorted(ports, key=_natural_key):
+    for name in sorted(ports, key=natural_key):
         base = "class/infiniband/%s" % name
         netdevs = _listing(files, base + "/device/net") or []
         link = files.get(base + "/device@")
@@ -174,23 +189,114 @@ def parse_sysfs_rdma(files):
         fw = files.get(base + "/fw_ver")
         device = {
             "name": name,
-            "netdev": sorted(netdevs, key=_natural_key)[0] if netdevs else None,
+            "netdev": sorted(netdevs, key=natural_key)[0] if netdevs else None,
             "numa_node": numa if numa is not None and numa >= 0 else None,
             "pci_bus_id": pci.group(1).lower() if pci else None,
             "fw_ver": fw.strip() if fw is not None and fw.strip() else None,
             "ports": [],
         }
         for number in sorted(ports[name]):
-            device["ports"].append(_parse_port(files, base, number))
+            device["ports"].append(_parse_port(files, base, number, gid_indexes))
         if device["netdev"] is None:
             ndevs = [gid["netdev"] for port in device["ports"] for gid in port["gids"] if gid["netdev"]]
             device["netdev"] = ndevs[0] if ndevs else None
+        device["upper_netdevs"] = _upper_netdevs(files, set(netdevs) | set([device["netdev"]] if device["netdev"] else []),
+                                                 [gid["netdev"] for port in device["ports"] for gid in port["gids"] if gid["netdev"]])
         devices.append(device)
     peer = [mod for mod in PEER_MEMORY_MODULES if ("module/%s/" % mod) in files or ("module/%s" % mod) in files]
-    return {"source": "sysfs", "devices": devices, "peer_memory": peer}
+    return {"source": "sysfs", "devices": devices, "peer_memory": peer, "dma_buf": dma_buf_drivers(files)}
 
 
-def _parse_port(files, base, number):
+def dma_buf_drivers(files):
+    """GPU drivers that export device memory as DMA-BUF for GPUDirect RDMA without a peer-memory module.
+
+    NVIDIA's open kernel modules (``/proc/driver/nvidia/version`` says "Open Kernel Module")
+    do, with CUDA 11.7+ and a kernel with DMA-BUF RDMA support (5.12+); the proprietary
+    modules need ``nvidia_peermem``.
+    """
+    version = files.get("proc/driver/nvidia/version")
+    if version is not None and "open kernel module" in version.lower():
+        return ["nvidia-open"]
+    return []
+
+
+def _lowers(files, netdev):
+    """Netdevs that ``netdev`` is stacked on: its ``lower_*`` links, bonding slaves, /proc/net/vlan/config."""
+    lowers = []
+    for name in _listing(files, "class/net/%s" % netdev) or []:
+        if name.startswith("lower_") and len(name) > 6:
+            lowers.append(name[6:].rstrip("@"))
+    slaves = files.get("class/net/%s/bonding/slaves" % netdev)
+    if slaves is not None:
+        lowers.extend(slaves.split())
+    vlan = _vlan_config(files).get(netdev)
+    if vlan:
+        lowers.append(vlan["lower"])
+    seen = []
+    for name in lowers:
+        if name not in seen and name != netdev:
+            seen.append(name)
+    return seen
+
+
+def _vlan_config(files):
+    text = files.get("proc/net/vlan/config")
+    return parse_vlan_config(text) if text is not None else {}
+
+
+def _devtype(files, netdev):
+    for line in (files.get("class/net/%s/uevent" % netdev) or "").splitlines():
+        if line.startswith("DEVTYPE="):
+            return line.split("=", 1)[1].strip()
+    return None
+
+
+def _upper_netdevs(files, own, gid_netdevs):
+    """GID netdevs stacked (transitively) on one of the device's own netdevs."""
+    uppers = []
+    for name in gid_netdevs:
+        if name in own or any(entry["name"] == name for entry in uppers):
+            continue
+        todo, seen, reached = [name], set(), False
+        while todo and len(seen) < 64:
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            for lower in _lowers(files, current):
+                if lower in own:
+                    reached = True
+                todo.append(lower)
+        if not reached:
+            continue
+        vlan = _vlan_config(files).get(name)
+        kind = _devtype(files, name)
+        if kind not in ("vlan", "bond", "macvlan"):
+            kind = "vlan" if vlan else ("bond" if ("class/net/%s/bonding/slaves" % name) in files else "other")
+        uppers.append({"name": name, "kind": kind, "vlan_id": vlan["vlan_id"] if vlan else None,
+                       "lowers": _lowers(files, name)})
+    return uppers
+
+
+def parse_vlan_config(text):
+    """``/proc/net/vlan/config`` -> ``{vlan netdev: {vlan_id, lower}}``."""
+    if not isinstance(text, str):
+        raise SysfsRdmaError("vlan config: expected text, got %s" % type(text).__name__)
+    result = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("VLAN Dev name") or line.startswith("Name-Type"):
+            continue
+        fields = [field.strip() for field in line.split("|")]
+        if len(fields) != 3 or not fields[1].isdigit() or not fields[0] or not fields[2]:
+            raise SysfsRdmaError("vlan config: line %d %r is not 'name | id | device'" % (number, line[:100]))
+        vlan_id = int(fields[1])
+        if not 0 <= vlan_id <= 4095:
+            raise SysfsRdmaError("vlan config: line %d: VLAN id %d is out of range" % (number, vlan_id))
+        result[fields[0]] = {"vlan_id": vlan_id, "lower": fields[2]}
+    return result
+
+
+def _parse_port(files, base, number, gid_indexes):
     pbase = "%s/ports/%d" % (base, number)
     values = {}
     for attr in ("state", "phys_state", "rate", "link_layer"):
@@ -209,12 +315,7 @@ def _parse_port(files, base, number):
         "sm_lid": parse_int(files[pbase + "/sm_lid"], pbase + "/sm_lid") if pbase + "/sm_lid" in files else None,
         "gids": [],
     }
-    indexes = set()
-    for key in files:
-        match = re.match(r"^%s/gids/(\d+)$" % re.escape(pbase), key)
-        if match:
-            indexes.add(int(match.group(1)))
-    for index in sorted(indexes):
+    for index in sorted(gid_indexes.get(pbase, ())):
         gid = files["%s/gids/%d" % (pbase, index)].strip().lower()
         if not _GID.match(gid) or gid_unused(gid):
             continue
@@ -245,10 +346,10 @@ def parse_show_gids(text):
             continue
         if fields[0].startswith("n_gids_found="):
             count = fields[0].split("=", 1)[1]
-            if not count.isdigit() or int(count) != len(rows):
+            if _small_int(count) is None or int(count) != len(rows):
                 raise SysfsRdmaError("show_gids: n_gids_found=%s but %d rows were read (truncated listing?)" % (count, len(rows)))
             continue
-        if len(fields) < 5 or not fields[1].isdigit() or not fields[2].isdigit() or not _GID.match(fields[3]):
+        if len(fields) < 5 or _small_int(fields[1]) is None or _small_int(fields[2]) is None or not _GID.match(fields[3]):
             raise SysfsRdmaError("show_gids: line %d %r is not 'DEV PORT INDEX GID [IPv4] VER [DEV]'" % (number, line[:100]))
         rest = fields[4:]
         ipv4 = None

@@ -36,22 +36,25 @@ options:
     description:
       - XML of a captured C(nvidia-smi -q -x) run, parsed instead of running the tool.
     type: str
+  mig_minors_output:
+    description:
+      - Text of a captured C(/proc/driver/nvidia-caps/mig-minors). On a live host the file is read when a GPU is in MIG
+        mode. It gives each MIG instance its C(/dev/nvidia-caps/nvidia-cap<N>) files (C(mig.cap_files)), which gres.conf
+        needs without Slurm's NVML autodetection.
+    type: str
   expected_count:
     description:
       - Number of GPUs this node must have; the module fails, naming found and expected, when they differ.
     type: int
   sysfs_root:
     description:
-      - Where sysfs is mounted, read for KFD topology, render nodes and NUMA nodes of AMD GPUs.
+      - Where sysfs is mounted, read for KFD topology, render nodes and NUMA nodes of AMD GPUs, the PCI NUMA node of
+        NVIDIA GPUs and the number of NUMA nodes (C(devices/system/node/online)).
       - Not read when a captured output is given, unless set explicitly.
     type: path
+extends_documentation_fragment:
+  - gpucluster.training.probe
 attributes:
-  check_mode:
-    description: Read-only probe; runs and returns the same facts in check mode.
-    support: full
-  diff_mode:
-    description: Has no diff output (it changes nothing).
-    support: none
   platform:
     description: Linux hosts; reads sysfs and runs rocminfo or nvidia-smi.
     support: full
@@ -135,6 +138,10 @@ ansible_facts:
           description: Driver version when the tool reports it.
           type: str
           sample: 535.54.03
+        numa_node_count:
+          description: NUMA nodes of the host (from sysfs; null from captures). With each GPU's C(numa_node) it gives gres.conf C(Cores=).
+          type: int
+          sample: 2
         warnings:
           description: Notes about the capture (for example an edited nvidia-smi XML).
           type: list
@@ -145,7 +152,8 @@ ansible_facts:
             - Every GPU listed by the tool, counted or not, with C(index), C(model), C(arch), C(memory_mib),
               C(uuid), C(pci_bus_id), C(numa_node), C(render_node), C(device_file), C(slurm_type),
               C(counted), C(not_counted_reason), C(physical_id) and vendor-specific keys (AMD C(bdf),
-              C(kfd_node), C(compute_units), C(partition_mode), C(virtual_function); NVIDIA C(mig)).
+              C(kfd_node), C(compute_units), C(partition_mode), C(virtual_function); NVIDIA C(mig) with C(profile),
+              C(gpu_instance_id), C(compute_instance_id), C(parent_minor) and C(cap_files)).
           type: list
           elements: dict
           sample:
@@ -167,19 +175,16 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpucluster.training.plugins.module_utils._gpu_models import gpu_facts
 from ansible_collections.gpucluster.training.plugins.module_utils._gpu_sysfs import GpuSysfsError, enrich_amd_devices, pci_gpus
-from ansible_collections.gpucluster.training.plugins.module_utils._nvidia_smi import NvidiaSmiError, parse_nvidia_smi_xml
+from ansible_collections.gpucluster.training.plugins.module_utils._nvidia_smi import (
+    NvidiaSmiError,
+    apply_mig_minors,
+    parse_mig_minors,
+    parse_nvidia_smi_xml,
+)
 from ansible_collections.gpucluster.training.plugins.module_utils._rocminfo import RocminfoError, parse_rocminfo
+from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_read import read_text
 
 LANG_ENV = {"LANG": "C", "LC_ALL": "C", "LC_MESSAGES": "C"}
-
-
-def read_text(path):
-    """Text of a small sysfs file, or None when it cannot be read."""
-    try:
-        with open(path, "r") as handle:
-            return handle.read()
-    except (IOError, OSError, UnicodeDecodeError):
-        return None
 
 
 def read_pci_files(sysfs_root):
@@ -247,7 +252,7 @@ def probe_amd(module, text, sysfs_root, offline):
     return gpu_facts("amd", devices, driver_loaded=True, driver_version=parsed["rock_version"])
 
 
-def probe_nvidia(module, text):
+def probe_nvidia(module, text, sysfs_root="/sys", offline=True):
     if text is None:
         smi = module.get_bin_path("nvidia-smi")
         if smi is None:
@@ -261,7 +266,34 @@ def probe_nvidia(module, text):
             module.fail_json(msg="nvidia-smi failed (rc=%d) but %d NVIDIA GPU(s) are on the PCI bus: %s" % (rc, len(present), (out + err).strip()[:500]))
         text = out
     parsed = parse_nvidia_smi_xml(text)
-    return gpu_facts("nvidia", parsed["gpus"], driver_loaded=True, driver_version=parsed["driver_version"], warnings=parsed["warnings"])
+    devices = parsed["gpus"]
+    if any(dev.get("mig") for dev in devices):
+        minors = module.params["mig_minors_output"]
+        if minors is None and not offline:
+            minors = read_text("/proc/driver/nvidia-caps/mig-minors")
+        if minors is not None:
+            apply_mig_minors(devices, parse_mig_minors(minors))
+        else:
+            parsed["warnings"].append("MIG instances without /proc/driver/nvidia-caps/mig-minors: gres.conf needs AutoDetect=nvml")
+    if not offline:
+        pci = read_pci_files(sysfs_root)
+        for dev in devices:
+            numa = pci.get("bus/pci/devices/%s/numa_node" % dev.get("pci_bus_id"))
+            if dev.get("numa_node") is None and numa is not None and numa.strip().lstrip("-").isdigit() and int(numa) >= 0:
+                dev["numa_node"] = int(numa)
+    return gpu_facts("nvidia", devices, driver_loaded=True, driver_version=parsed["driver_version"], warnings=parsed["warnings"])
+
+
+def numa_node_count(sysfs_root):
+    """Number of online NUMA nodes (devices/system/node/online, e.g. "0-1"), or None."""
+    text = read_text(os.path.join(sysfs_root, "devices", "system", "node", "online"))
+    count = 0
+    for part in (text or "").strip().split(","):
+        bounds = part.split("-")
+        if not part or not all(b.isdigit() for b in bounds) or len(bounds) > 2:
+            return None
+        count += int(bounds[-1]) - int(bounds[0]) + 1
+    return count or None
 
 
 def summary(facts):
@@ -285,6 +317,7 @@ def main():
             vendor=dict(type="str", default="auto", choices=["auto", "amd", "nvidia"]),
             rocminfo_output=dict(type="str"),
             nvidia_smi_output=dict(type="str"),
+            mig_minors_output=dict(type="str"),
             expected_count=dict(type="int"),
             sysfs_root=dict(type="path"),
         ),
@@ -302,14 +335,16 @@ def main():
         if params["rocminfo_output"] is not None:
             facts = probe_amd(module, params["rocminfo_output"], sysfs_root, offline and not params["sysfs_root"])
         elif params["nvidia_smi_output"] is not None:
-            facts = probe_nvidia(module, params["nvidia_smi_output"])
+            facts = probe_nvidia(module, params["nvidia_smi_output"], sysfs_root, offline and not params["sysfs_root"])
         else:
             if vendor in ("auto", "amd"):
                 facts = probe_amd(module, None, sysfs_root, False)
             if facts is None and vendor in ("auto", "nvidia"):
-                facts = probe_nvidia(module, None)
+                facts = probe_nvidia(module, None, sysfs_root, False)
     except (RocminfoError, NvidiaSmiError) as exc:
         module.fail_json(msg=str(exc))
+    if facts is not None:
+        facts["numa_node_count"] = None if offline and not params["sysfs_root"] else numa_node_count(sysfs_root)
     if facts is None:
         facts = gpu_facts("none", [], driver_loaded=None,
                           warnings=["no GPU tool found (%s)" % {"auto": "neither rocminfo nor nvidia-smi", "amd": "rocminfo", "nvidia": "nvidia-smi"}[vendor]])

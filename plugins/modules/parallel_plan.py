@@ -20,12 +20,20 @@ description:
   - Estimates, for the most loaded GPU, the weights, gradients and optimizer state as
     Megatron-LM's theoretical memory report counts them and the activations by Korthikanti
     et al. 2022, and whether they fit the GPU memory with a stated headroom.
-  - Estimates FLOPs per step as Megatron-LM counts them and, for an assumed model FLOPs
-    utilisation, the step time and tokens per second per GPU.
+  - Estimates FLOPs per step as Megatron-LM counts them, and the step time and tokens per
+    second per GPU with a throughput model calibrated on published Megatron runs (NeMo's
+    H100 tables, the Llama 3 405B runs; see the collection's docs/planner-calibration.md),
+    which models
+    GEMM efficiency against the per-GPU matrix sizes, flash attention at the BF16 peak (FP8
+    speeds up GEMMs only), TP collectives and the CP ring over the node fabric, pipeline
+    sends and bubble with interleaving, DP gradient reduce-scatter when not overlapped,
+    recomputation. Every plan states the estimate's confidence and assumptions.
   - Fails listing every violation, one line each naming the rule and the numbers, plus the
     nearest valid layouts for the same cluster with their memory estimates.
-  - With O(search=true), ranks every valid layout that fits by estimated throughput and
-    returns the plan of the best one.
+  - With O(search=true), ranks every valid layout (TP x PP x CP, each with its best VPP,
+    micro batch and recomputation) that fits by estimated throughput and returns the plan
+    of the best one. Layouts outside the range of the published runs (for example TP 1 for
+    a 70B model, CP at short sequences) are listed after the others, marked extrapolated.
   - Pure computation on the controller or the target; changes nothing.
 author:
   - gpucluster.training maintainers (@gpucluster)
@@ -173,7 +181,13 @@ options:
     type: bool
     default: false
   tp_comm_overlap:
-    description: C(--tp-comm-overlap) (needs sequence parallel; TP traffic counted as hidden).
+    description: C(--tp-comm-overlap) (needs sequence parallel; 80% of TP traffic counted as hidden).
+    type: bool
+    default: false
+  overlap_grad_reduce:
+    description:
+      - C(--overlap-grad-reduce). The DP gradient reduce-scatter then only costs what the last
+        micro batch's backward cannot hide; without it the whole reduce-scatter is on the step.
     type: bool
     default: false
   headroom:
@@ -182,11 +196,18 @@ options:
     default: 0.1
   mfu:
     description:
-      - Assumed model FLOPs utilisation of the dense peak of O(precision).
-      - Defaults to 0.40 for bf16 and 0.25 for fp8 (planning assumptions, not measurements).
+      - Override of the calibrated efficiency a large GEMM reaches, as a fraction of the dense
+        peak of O(precision) (FP8 peak for V(fp8)). Everything else in the throughput model
+        (thin-GEMM penalty, attention, communication, bubble) still applies.
+      - Unset (default) uses the calibrated value. Before version 0.2.0 this was a fixed
+        model FLOPs utilisation (0.40 bf16, 0.25 fp8) applied to every layout; the MFU an
+        estimate implies is now returned as RV(model_flops_utilization).
     type: float
   internode_link:
-    description: Link name from the hardware data (for example V(ndr), V(hdr), V(roce-400g)) for TP traffic that leaves a node.
+    description:
+      - Link name from the hardware data (for example V(ndr), V(hdr), V(roce-400g)), the
+        per-GPU network link for DP, PP and CP traffic between nodes (and TP traffic that
+        leaves a node).
     type: str
     default: ib-ndr
   require_fit:
@@ -202,9 +223,12 @@ options:
     type: int
     default: 5
 notes:
-  - The memory and throughput figures are estimates with the assumptions returned in RV(assumptions).
-    The throughput model counts compute, the pipeline bubble and non-overlapped TP and CP traffic; it does
-    not model GEMM efficiency, so layouts with small per-GPU GEMMs (high CP, TP 1) may rank too high.
+  - The memory and throughput figures are estimates with the assumptions returned in RV(assumptions),
+    including C(throughput_confidence) (V(medium) inside the calibrated range on a calibrated GPU, else
+    V(low)) and its reasons. On the published runs of docs/planner-calibration.md the estimate is within
+    9% on the calibration cases and 19% on the hold-out cases.
+  - Only H100 is calibrated on published Megatron runs; MI300X uses the H100 constants scaled by measured
+    GEMM, attention and HBM ratios, other GPUs the H100 constants unscaled.
   - Hardware figures and their sources live in the collection's C(_hardware.py) module_utils.
 seealso:
   - name: Megatron-LM arguments.py
@@ -213,6 +237,9 @@ seealso:
   - name: Reducing Activation Recomputation in Large Transformer Models
     description: Korthikanti et al. 2022, the activation memory formulas.
     link: https://arxiv.org/abs/2205.05198
+  - name: NeMo Framework performance summary (24.12)
+    description: Published H100 throughput and layouts the throughput model is calibrated on.
+    link: https://docs.nvidia.com/nemo-framework/user-guide/24.12/nemotoolkit/performance/performance_summary.html
 """
 
 EXAMPLES = r"""
@@ -286,10 +313,15 @@ suggestions:
   elements: dict
   sample:
     - {tp: 8, pp: 2, cp: 1, vpp: 1, dp: 1, micro_batch_size: 4, global_batch_size: 64, micro_batches: 16,
-       recompute: none, memory_total_gib: 112.31, fits: true, tokens_per_s_per_gpu: 1115.4,
-       summary: "TP8 PP2 CP1 DP1 MBS4 GBS64 recompute none: 112.3 GiB/GPU (weights+optimizer 72.3, activations 40.0), fits"}
+       recompute: none, memory_total_gib: 112.31, fits: true, tokens_per_s_per_gpu: 1203.1, extrapolated: [],
+       summary: "TP8 PP2 CP1 DP1 MBS4 GBS64 recompute none: 112.3 GiB/GPU (weights+optimizer 72.3, activations 40.0),
+         fits, ~1203 tokens/s/GPU"}
 layouts:
-  description: With O(search=true), the valid layouts that fit, best estimated throughput first (same keys as RV(suggestions)).
+  description:
+    - With O(search=true), the valid layouts that fit, one per TP x PP x CP with its best VPP, micro batch and
+      recomputation, best estimated throughput first (same keys as RV(suggestions)).
+    - Layouts outside the range of the published runs the throughput model is calibrated on come last; their
+      C(extrapolated) list says why.
   returned: when search is true
   type: list
   elements: dict
@@ -399,25 +431,45 @@ flops_per_step:
   type: float
   sample: 1.1653064035821158e+17
 step_time_s:
-  description: Estimated step time for the assumed MFU; null without peak TFLOP/s.
+  description: Estimated step time (calibrated throughput model); null without peak TFLOP/s.
   returned: always
   type: float
-  sample: 14.6895
+  sample: 13.6177
 tokens_per_s_per_gpu:
   description: Global batch x sequence / (step time x GPUs), as ROCm's train_llama2.sh reports it.
   returned: always
   type: float
-  sample: 1115.4
+  sample: 1203.1
 tflops_per_gpu:
   description: Model TFLOP/s per GPU at the estimated step time, as Megatron-LM logs it.
   returned: always
   type: float
-  sample: 495.8
-assumptions:
-  description: The assumptions behind the estimates (MFU, peak, headroom, flash attention, link).
+  sample: 534.8
+model_flops_utilization:
+  description: Model TFLOP/s per GPU of the estimate divided by the dense peak of the precision (FP8 peak for fp8).
+  returned: always
+  type: float
+  sample: 0.205
+step_time_parts_s:
+  description:
+    - Where the estimated step time goes, seconds (gemm, attention, elementwise, layer_overhead, tp_communication,
+      cp_communication, recompute, output_layer, pp_p2p, pipeline_bubble, dp_communication, optimizer).
   returned: always
   type: dict
-  sample: {mfu: 0.25, peak_tflops: 2614.9, headroom_fraction: 0.1, flash_attention: true, internode_link: ib-ndr}
+  sample: {gemm: 7.11, attention: 0.67, elementwise: 1.17, tp_communication: 3.58, pipeline_bubble: 0.8}
+assumptions:
+  description:
+    - The assumptions behind the estimates (mfu override, peak, headroom, flash attention, link), the calibrated
+      constants, and C(throughput_confidence) (V(medium) or V(low)) with C(throughput_confidence_reasons).
+  returned: always
+  type: dict
+  sample: {mfu: null, peak_tflops: 2614.9, headroom_fraction: 0.1, flash_attention: true, internode_link: ib-ndr,
+           throughput_confidence: low, throughput_confidence_reasons: ["GPU mi300x has no published Megatron run ..."]}
+summary:
+  description: One line on the layout checked (as in RV(suggestions)); null when its arithmetic is undefined.
+  returned: always
+  type: str
+  sample: "TP8 PP2 CP1 DP1 MBS4 GBS64 recompute none: 112.3 GiB/GPU (weights+optimizer 72.3, activations 40.0), fits, ~1203 tokens/s/GPU"
 megatron_args:
   description: Megatron-LM arguments for a valid layout (empty when invalid).
   returned: always
@@ -436,7 +488,7 @@ _PLANNER_KEYS = (
     "cp", "vpp", "micro_batch_size", "global_batch_size", "seq_length", "precision",
     "distributed_optimizer", "fsdp", "recompute", "sequence_parallel", "flash_attention",
     "allow_tp_across_nodes", "overlap_p2p_comm", "overlap_param_gather", "fp8_param_gather",
-    "tp_comm_overlap", "headroom", "mfu", "internode_link", "require_fit",
+    "tp_comm_overlap", "overlap_grad_reduce", "headroom", "mfu", "internode_link", "require_fit",
 )
 
 
@@ -473,6 +525,7 @@ def main():
             overlap_param_gather=dict(type="bool", default=False),
             fp8_param_gather=dict(type="bool", default=False),
             tp_comm_overlap=dict(type="bool", default=False),
+            overlap_grad_reduce=dict(type="bool", default=False),
             headroom=dict(type="float", default=0.1),
             mfu=dict(type="float"),
             internode_link=dict(type="str", default="ib-ndr"),

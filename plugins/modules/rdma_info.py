@@ -18,24 +18,27 @@ description:
     skipped. Entries whose attributes cannot be read are skipped too; they do not fail the module.
   - Per device it reads the netdev, the NUMA node, the PCI address and the firmware version. It also lists the
     GPUDirect peer-memory kernel modules that are loaded.
+  - For a GID whose netdev is stacked on the port's netdev (RoCE on a VLAN, on a bond for RoCE LAG, on a
+    macvlan) it reads the C(lower_*) links, C(uevent) DEVTYPE and C(bonding/slaves) under C(class/net), and
+    C(net/vlan/config) under O(procfs_root), and lists those netdevs as the device's C(upper_netdevs).
   - On a host with no RDMA device the module succeeds with no devices and says so.
 options:
   sysfs_root:
     description: Where sysfs is mounted.
     type: path
     default: /sys
+  procfs_root:
+    description: Where procfs is mounted (read for C(net/vlan/config), the VLAN ids, and C(driver/nvidia/version), DMA-BUF).
+    type: path
+    default: /proc
   ibstat_output:
     description:
       - Text of a captured C(ibstat) run, parsed instead of reading sysfs. ibstat shows no GID table, netdev,
         NUMA node or PCI address, so those come back as null.
     type: str
+extends_documentation_fragment:
+  - gpucluster.training.probe
 attributes:
-  check_mode:
-    description: Read-only probe; runs and returns the same facts in check mode.
-    support: full
-  diff_mode:
-    description: Has no diff output (it changes nothing).
-    support: none
   platform:
     description: Linux hosts; reads sysfs.
     support: full
@@ -78,6 +81,13 @@ ansible_facts:
           description: V(sysfs) or V(ibstat).
           type: str
           sample: sysfs
+        dma_buf:
+          description:
+            - GPU drivers giving GPUDirect RDMA through DMA-BUF without a peer-memory module (V(nvidia-open) when
+              C(/proc/driver/nvidia/version) names NVIDIA's open kernel module). Absent from ibstat facts.
+          type: list
+          elements: str
+          sample: [nvidia-open]
         peer_memory:
           description: Loaded GPUDirect peer-memory modules (null when unknown, from ibstat).
           type: list
@@ -91,6 +101,8 @@ ansible_facts:
         devices:
           description:
             - One entry per RDMA device with C(name), C(netdev), C(numa_node), C(pci_bus_id), C(fw_ver) and C(ports).
+            - C(upper_netdevs) lists C({name, kind, vlan_id, lowers}) for each GID netdev stacked on the device's netdev,
+              with C(kind) one of V(vlan), V(bond), V(macvlan) or V(other).
             - Each port has C(port), C(state) (V(ACTIVE), V(DOWN) ...), C(phys_state) (V(LinkUp) ...), C(rate_gbps),
               C(link_layer) (V(InfiniBand) or V(Ethernet)), C(lid), C(sm_lid) and C(gids).
             - C(gids) lists C({index, gid, type, netdev, ipv4}), with C(type) one of V(IB), V(RoCEv1) or V(RoCEv2);
@@ -103,6 +115,7 @@ ansible_facts:
               numa_node: 0
               pci_bus_id: "0000:0c:00.0"
               fw_ver: 22.32.2004
+              upper_netdevs: []
               ports:
                 - port: 1
                   state: ACTIVE
@@ -122,27 +135,12 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpucluster.training.plugins.module_utils._ibstat import IbstatError, parse_ibstat
 from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma import PEER_MEMORY_MODULES, SysfsRdmaError, parse_sysfs_rdma
+from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_read import listdir, read_text
 
 PORT_FILES = ("state", "phys_state", "rate", "link_layer", "lid", "sm_lid")
 
 
-def read_text(path):
-    """Text of a small sysfs file, or None when it cannot be read (EINVAL on unused GID attributes)."""
-    try:
-        with open(path, "r") as handle:
-            return handle.read()
-    except (IOError, OSError, UnicodeDecodeError):
-        return None
-
-
-def listdir(path):
-    try:
-        return sorted(os.listdir(path))
-    except OSError:
-        return None
-
-
-def read_tree(root):
+def read_tree(root, proc_root=None):
     """Read the RDMA part of sysfs into {relative path: text} (see module_utils/_sysfs_rdma.py)."""
     files = {}
 
@@ -180,7 +178,38 @@ def read_tree(root):
                     continue
                 put("%s/gid_attrs/types/%s" % (prel, index), read_text(os.path.join(ppath, "gid_attrs", "types", index)))
                 put("%s/gid_attrs/ndevs/%s" % (prel, index), read_text(os.path.join(ppath, "gid_attrs", "ndevs", index)))
+    read_stacking(root, files, proc_root)
     return files
+
+
+def read_stacking(root, files, proc_root=None):
+    """Lower links, DEVTYPE and bond slaves of the GID netdevs and what they are stacked on (VLAN, bond, macvlan)."""
+    todo = [text.strip() for key, text in files.items() if "/gid_attrs/ndevs/" in key and text.strip()]
+    seen = set()
+    while todo and len(seen) < 256:
+        name = todo.pop()
+        if name in seen or "/" in name or name.startswith("."):
+            continue
+        seen.add(name)
+        path = os.path.join(root, "class", "net", name)
+        entries = listdir(path)
+        if entries is None:
+            continue
+        lowers = [entry for entry in entries if entry.startswith("lower_")]
+        files["class/net/%s/" % name] = "\n".join(lowers + (["bonding"] if "bonding" in entries else []))
+        uevent = read_text(os.path.join(path, "uevent"))
+        if uevent is not None:
+            files["class/net/%s/uevent" % name] = "\n".join(line for line in uevent.splitlines() if line.startswith("DEVTYPE="))
+        slaves = read_text(os.path.join(path, "bonding", "slaves"))
+        if slaves is not None:
+            files["class/net/%s/bonding/slaves" % name] = slaves
+        todo.extend(entry[6:] for entry in lowers)
+    vlan = read_text(os.path.join(proc_root, "net", "vlan", "config")) if proc_root else None
+    if vlan is not None:
+        files["proc/net/vlan/config"] = vlan
+    nvidia = read_text(os.path.join(proc_root, "driver", "nvidia", "version")) if proc_root else None
+    if nvidia is not None:
+        files["proc/driver/nvidia/version"] = nvidia
 
 
 def summary(fact):
@@ -197,6 +226,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             sysfs_root=dict(type="path", default="/sys"),
+            procfs_root=dict(type="path", default="/proc"),
             ibstat_output=dict(type="str"),
         ),
         supports_check_mode=True,
@@ -205,7 +235,7 @@ def main():
         if module.params["ibstat_output"] is not None:
             fact = parse_ibstat(module.params["ibstat_output"])
         else:
-            fact = parse_sysfs_rdma(read_tree(module.params["sysfs_root"]))
+            fact = parse_sysfs_rdma(read_tree(module.params["sysfs_root"], module.params["procfs_root"]))
     except (IbstatError, SysfsRdmaError) as exc:
         module.fail_json(msg=str(exc))
     module.exit_json(changed=False, msg=summary(fact), ansible_facts={"gpucluster_rdma": fact})

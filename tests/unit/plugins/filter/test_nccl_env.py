@@ -142,11 +142,21 @@ def test_socket_ifname():
     assert "no network facts" in derive_nccl_env(fact)["reasons"]["NCCL_SOCKET_IFNAME"]
 
 
-def test_gdr_level_only_with_peer_memory():
+def test_gdr_level_only_with_peer_memory_and_a_policy():
     fact = gids_fact(IBM)
     fact["peer_memory"] = ["nvidia_peermem"]
-    assert derive_nccl_env(fact)["env"]["NCCL_NET_GDR_LEVEL"] == "PHB"
-    assert "NCCL_NET_GDR_LEVEL" not in derive_nccl_env(fact, gpus={"count": 0, "devices": []})["env"]
+    # NCCL picks the GDR level from the topology: nothing forced by default
+    result = derive_nccl_env(fact)
+    assert "NCCL_NET_GDR_LEVEL" not in result["env"]
+    assert "GPUDirect RDMA available (peer-memory module(s) loaded: nvidia_peermem)" in result["reasons"]["NCCL_NET_GDR_LEVEL"]
+    assert derive_nccl_env(fact, policy={"gdr_level": "PHB"})["env"]["NCCL_NET_GDR_LEVEL"] == "PHB"
+    assert "NCCL_NET_GDR_LEVEL" not in derive_nccl_env(fact, gpus={"count": 0, "devices": []}, policy={"gdr_level": "PHB"})["env"]
+    dmabuf = gids_fact(IBM)
+    dmabuf["dma_buf"] = ["nvidia-open"]
+    assert "DMA-BUF: nvidia-open" in derive_nccl_env(dmabuf)["reasons"]["NCCL_NET_GDR_LEVEL"]
+    assert derive_nccl_env(dmabuf, policy={"gdr_level": "PXB"})["env"]["NCCL_NET_GDR_LEVEL"] == "PXB"
+    with pytest.raises(NcclEnvError, match="dma_buf"):
+        derive_nccl_env(dict(dmabuf, dma_buf="yes"))
     assert "NCCL_NET_GDR_LEVEL" not in derive_nccl_env(gids_fact(IBM))["env"]
     assert derive_nccl_env(gids_fact(IBM), policy={"peer_memory": True, "gdr_level": "SYS"})["env"]["NCCL_NET_GDR_LEVEL"] == "SYS"
 
@@ -191,5 +201,5 @@ def test_any_facts_give_result_or_own_error(rdma, gpus, network, policy):
         result = derive_nccl_env(rdma, gpus=gpus, network=network, policy=policy)
     except NcclEnvError:
         return
-    assert set(result) == {"env", "reasons", "hcas"}
+    assert set(result) == {"env", "reasons", "hcas", "warnings"}
     assert all(isinstance(value, str) for value in result["env"].values())

@@ -40,7 +40,7 @@ def test_node_lines_filter():
     facts = {"slurm-gpu1": CONTAINER, "slurm-gpu2": CONTAINER}
     gpus = {"slurm-gpu1": GPUS, "slurm-gpu2": GPUS}
     assert node_lines(facts, gpus, None, 1024, 0, {"State": "UNKNOWN"}) == [
-        "NodeName=slurm-gpu[1-2] CPUs=2 Sockets=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=23081 Gres=gpu:mi300x:8 State=UNKNOWN"]
+        "NodeName=slurm-gpu[1-2] CPUs=2 Sockets=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=22528 Gres=gpu:mi300x:8 State=UNKNOWN"]
 
 
 def test_node_lines_filter_names_the_node_and_fact():

@@ -8,13 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from ansible_collections.gpucluster.training.plugins.module_utils._collective_perf import (
     CollectivePerfParseError,
     parse_collective_perf,
 )
+from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import property_tests
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 
@@ -209,37 +208,5 @@ def _check(text):
         assert result["avg_busbw_gbps"] is None
 
 
-_SETTINGS = settings(max_examples=150, deadline=None,
-                     suppress_health_check=[HealthCheck.too_slow])
-
-
-@_SETTINGS
-@given(data=st.data())
-def test_property_truncated_fixture(data):
-    """synthetic: any real fixture cut at any character"""
-    text = _read(data.draw(st.sampled_from(FIXTURE_NAMES)))
-    cut = data.draw(st.integers(min_value=0, max_value=len(text)))
-    _check(text[:cut])
-    _check(text[cut:])
-
-
-@_SETTINGS
-@given(data=st.data())
-def test_property_garbled_fixture(data):
-    """synthetic: characters of a real fixture replaced, CRLF'd and prefixed at random"""
-    text = _read(data.draw(st.sampled_from(FIXTURE_NAMES)))
-    chars = list(text)
-    for _step in range(data.draw(st.integers(min_value=1, max_value=30))):
-        position = data.draw(st.integers(min_value=0, max_value=len(chars) - 1))
-        chars[position] = data.draw(st.sampled_from(list("0123456789.-e#:*/ \t\r\nAN")))
-    garbled = "".join(chars)
-    if data.draw(st.booleans()):
-        garbled = garbled.replace("\n", "\r\n")
-    _check(garbled)
-
-
-@_SETTINGS
-@given(st.text())
-def test_property_arbitrary_text(text):
-    """synthetic: any string at all"""
-    _check(text)
+test_property_garbled_fixture, test_property_arbitrary_text, test_property_reordered_lines = property_tests(
+    _check, [_read(name) for name in FIXTURE_NAMES])

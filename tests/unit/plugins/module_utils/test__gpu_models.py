@@ -5,9 +5,15 @@
 
 from __future__ import annotations
 
-import pytest
+import pathlib
 
-from ansible_collections.gpucluster.training.plugins.module_utils._gpu_models import amd_model, gpu_facts, nvidia_model, partition_of, slugify
+import pytest
+import yaml
+
+from ansible_collections.gpucluster.training.plugins.module_utils._gpu_models import (
+    amd_model, gpu_facts, known_slugs, model_slug, nvidia_model, open_kernel_modules_only, partition_of, slugify)
+
+ROOT = pathlib.Path(__file__).resolve().parents[4]
 
 
 @pytest.mark.parametrize("name,chip,cus,slug", [
@@ -50,3 +56,24 @@ def test_slugify_is_clean():
 def test_gpu_facts_empty():
     facts = gpu_facts("none", [], driver_loaded=None)
     assert facts["count"] == 0 and facts["memory_mib"] is None and facts["model"] is None
+
+
+@pytest.mark.parametrize("name,vendor,slug", [
+    ("AMD Instinct MI300X", None, "mi300x"), ("AMD Instinct MI300X", "amd", "mi300x"),
+    ("AMD Instinct MI300X", "nvidia", None), ("NVIDIA H100 80GB HBM3", None, "h100"),
+    ("NVIDIA A100-SXM4-40GB", "nvidia", "a100"), ("NVIDIA GH200 480GB", None, "gh200"),
+    ("AMD Instinct MI250X/MI250", "amd", "mi250x"), ("AMD Radeon PRO W7900", None, None), ("", None, None),
+])
+def test_model_slug_only_names_table_models(name, vendor, slug):
+    assert model_slug(name, vendor) == slug
+    if slug:
+        assert slug in known_slugs(vendor)
+
+
+def test_cuda_role_open_only_models_are_the_table_s():
+    # The cuda role keeps the list as a role variable (its preflight reads it); it must be the
+    # table's open_only column, in any order.
+    role_vars = yaml.safe_load((ROOT / "roles/cuda/vars/main.yml").read_text())
+    assert sorted(role_vars["__cuda_open_only_models"]) == open_kernel_modules_only()
+    assert open_kernel_modules_only() == ["b100", "b200", "gb200", "gh200"]
+    assert set(open_kernel_modules_only()) <= set(known_slugs("nvidia"))

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.gpucluster.training.plugins.module_utils import _hardware as hw
+from ansible_collections.gpucluster.training.plugins.module_utils._gpu_models import known_slugs
 
 REQUIRED = ("vendor", "name", "unit", "memory_gib", "memory_bandwidth_tbs", "bf16_tflops",
             "fp8_tflops", "fp8", "interconnect", "interconnect_gbs", "slurm_types", "sources")
@@ -23,6 +24,8 @@ def test_every_preset_is_complete_and_sourced(name):
     assert entry["fp8"] == (entry["fp8_tflops"] is not None)
     assert entry["interconnect"] in ("xgmi", "nvlink")
     assert entry["interconnect_gbs"] == entry["interconnect_links"] * entry["interconnect_link_gbs"]
+    # A preset names the models it applies to by their slug in the one model table.
+    assert set(entry["slurm_types"]) <= set(known_slugs(entry["vendor"])), entry["slurm_types"]
 
 
 @pytest.mark.parametrize("name", ["mi300x", "mi325x", "mi250x", "a100-40gb", "a100-80gb", "h100",
@@ -118,6 +121,17 @@ def test_gpu_info_facts_map_to_preset_with_probed_memory(facts, preset, memory_g
     assert gpu["source"] == "gpu_info"
     assert gpu["memory_gib"] == pytest.approx(memory_gib)
     assert gpu["bf16_tflops"] == hw.GPUS[preset]["bf16_tflops"]
+
+
+@pytest.mark.parametrize("facts", [
+    {"vendor": "nvidia", "count": 4, "model": "NVIDIA GH200 480GB", "memory_mib": 97871},
+    {"vendor": "nvidia", "count": 8, "model": "NVIDIA H800", "memory_mib": 81559},
+    {"vendor": "amd", "count": 4, "model": "AMD Instinct MI300A", "memory_mib": 131072},
+    {"vendor": "amd", "count": 8, "model": "AMD Instinct MI250", "memory_mib": 65520, "slurm_type": "mi250"},
+])
+def test_model_without_a_preset_maps_to_none(facts):
+    # The model is found in the _gpu_models table (no substring guess: "GH200" is not an H200).
+    assert hw.preset_for_gpu_info(facts) is None
 
 
 def test_gpu_info_without_preset_falls_back_to_probed_memory():

@@ -8,10 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from ansible_collections.gpucluster.training.plugins.module_utils._ibstat import IbstatError, parse_ibstat
+from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import property_tests
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "ibstat"
 IB = "ibstat_H100_8xCX7-NDR400-IB_plus_4xCX6Dx-Ethernet_mooncake2039.txt"
@@ -73,31 +72,4 @@ def _checked(text):
     return result
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.sampled_from(range(len(TEXTS))), st.floats(min_value=0.0, max_value=1.0))
-def test_truncated_outputs_give_own_error(which, fraction):
-    _checked(TEXTS[which][:int(len(TEXTS[which]) * fraction)])
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.sampled_from(range(len(TEXTS))), st.randoms(use_true_random=False))
-def test_reordered_lines_give_own_error(which, rnd):
-    lines = TEXTS[which].splitlines()
-    rnd.shuffle(lines)
-    _checked("\n".join(lines))
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.sampled_from(range(len(TEXTS))), st.lists(st.tuples(st.floats(0, 1), st.text(max_size=6)), max_size=8))
-def test_garbled_outputs_give_own_error(which, edits):
-    text = TEXTS[which]
-    for where, junk in edits:
-        pos = int(len(text) * where)
-        text = text[:pos] + junk + text[pos + len(junk):]
-    _checked(text)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text())
-def test_any_text_gives_result_or_own_error(text):
-    _checked(text)
+test_property_garbled_fixture, test_property_arbitrary_text, test_property_reordered_lines = property_tests(_checked, TEXTS)

@@ -232,15 +232,50 @@ def test_megatron_flops_formula_and_6pd():
     assert 1.0 < got / six_pd < 1.15
 
 
-def test_tokens_per_step_and_throughput_from_assumed_mfu():
+def test_tokens_per_step_and_throughput_from_the_calibrated_model():
     r = run(micro_batch_size=4, global_batch_size=64)
     assert r["tokens_per_step"] == 64 * 4096
-    assert r["assumptions"]["mfu"] == 0.40 and r["assumptions"]["peak_tflops"] == 1307.4
+    # No assumed MFU any more: the calibrated model, at the BF16 dense peak of MI300X.
+    assert r["assumptions"]["mfu"] is None and r["assumptions"]["peak_tflops"] == 1307.4
     assert r["tokens_per_s_per_gpu"] == pytest.approx(64 * 4096 / (r["step_time_s"] * 16), rel=1e-3)
-    faster = run(micro_batch_size=4, global_batch_size=64, mfu=0.5)
-    assert faster["tokens_per_s_per_gpu"] > r["tokens_per_s_per_gpu"]
+    assert r["model_flops_utilization"] == pytest.approx(r["tflops_per_gpu"] / 1307.4, abs=1e-3)
+    assert sum(r["step_time_parts_s"].values()) == pytest.approx(r["step_time_s"], rel=1e-3)
+    # mfu overrides the calibrated large-GEMM efficiency: lower is slower, higher faster.
+    slower = run(micro_batch_size=4, global_batch_size=64, mfu=0.3)
+    faster = run(micro_batch_size=4, global_batch_size=64, mfu=0.99)
+    assert slower["tokens_per_s_per_gpu"] < r["tokens_per_s_per_gpu"] < faster["tokens_per_s_per_gpu"]
     full = run(micro_batch_size=4, global_batch_size=64, recompute="full")
     assert full["step_time_s"] > r["step_time_s"]
+    sel = run(micro_batch_size=4, global_batch_size=64, recompute="selective")
+    assert r["step_time_s"] < sel["step_time_s"] < full["step_time_s"]
+
+
+def test_fp8_speeds_up_gemms_only():
+    bf16 = run(micro_batch_size=1, global_batch_size=16)
+    fp8 = run(micro_batch_size=1, global_batch_size=16, precision="fp8")
+    assert fp8["assumptions"]["peak_tflops"] == 2614.9
+    b, f = bf16["step_time_parts_s"], fp8["step_time_parts_s"]
+    assert f["gemm"] < b["gemm"]
+    assert f["attention"] == pytest.approx(b["attention"])
+    assert f["tp_communication"] == pytest.approx(b["tp_communication"])
+    # Less than 2x overall although the FP8 peak is 2x.
+    assert 1.0 < bf16["step_time_s"] / fp8["step_time_s"] < 2.0
+
+
+def test_throughput_states_confidence():
+    r = run(micro_batch_size=4, global_batch_size=64)
+    assert r["assumptions"]["throughput_confidence"] == "low"
+    assert any("no published Megatron run" in x for x in r["assumptions"]["throughput_confidence_reasons"])
+    h = pl.plan(dict(model="llama2-70b", nodes=8, gpus_per_node=8, gpu="h100", tp=4, pp=4,
+                     vpp=5, global_batch_size=128, seq_length=4096, precision="fp8"))
+    assert h["assumptions"]["throughput_confidence"] == "medium"
+
+
+def test_thin_gemms_cost_more():
+    from ansible_collections.gpucluster.training.plugins.module_utils import _planner_throughput as tm
+    big = tm.gemm_efficiency(8192, 8192, 8192, 0.8, 96.0)
+    thin = tm.gemm_efficiency(8192, 512, 8192, 0.8, 96.0)
+    assert thin < big < 0.8
 
 
 # ------------------------------------------------------------------ the tutorial
@@ -288,8 +323,14 @@ def test_search_llama2_70b_on_2x8_mi300x():
     r = pl.plan_search(dict(model="llama2-70b", nodes=2, gpus_per_node=8, gpu="mi300x",
                             global_batch_size=64, seq_length=4096))
     assert r["valid"] and r["layouts"]
-    speeds = [x["tokens_per_s_per_gpu"] for x in r["layouts"]]
-    assert speeds == sorted(speeds, reverse=True)
+    # Best estimate first among the layouts inside the calibrated range, then the
+    # extrapolated ones (also best first).
+    inside = [x for x in r["layouts"] if not x["extrapolated"]]
+    outside = [x for x in r["layouts"] if x["extrapolated"]]
+    assert r["layouts"] == inside + outside and inside
+    for group in (inside, outside):
+        speeds = [x["tokens_per_s_per_gpu"] for x in group]
+        assert speeds == sorted(speeds, reverse=True)
     assert all(x["fits"] for x in r["layouts"])
     best = r["layouts"][0]
     assert (r["layout"]["tp"], r["layout"]["pp"], r["layout"]["cp"]) == (best["tp"], best["pp"], best["cp"])

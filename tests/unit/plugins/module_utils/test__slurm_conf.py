@@ -140,13 +140,13 @@ def test_node_attributes_from_real_topology_and_gpus():
     attrs = node_attributes(EPYC_FACTS, mi300x(), mem_reserve_mib=4096)
     assert attrs == [
         ("CPUs", 192), ("Sockets", 2), ("CoresPerSocket", 48), ("ThreadsPerCore", 2),
-        ("RealMemory", 2321000 - 4096), ("Gres", "gpu:mi300x:8"),
+        ("RealMemory", (2321000 - 4096) // 1024 * 1024), ("Gres", "gpu:mi300x:8"),
     ]
 
 
 def test_node_attributes_reserve_percent_wins_when_larger():
     attrs = dict(node_attributes(EPYC_FACTS, None, mem_reserve_mib=1024, mem_reserve_percent=2))
-    assert attrs["RealMemory"] == 2321000 - int(2321000 * 0.02)
+    assert attrs["RealMemory"] == (2321000 - int(2321000 * 0.02)) // 1024 * 1024
     assert "Gres" not in attrs
 
 
@@ -195,8 +195,8 @@ def test_node_lines_compress_identical_nodes():
     other = node_attributes(dict(EPYC_FACTS, memtotal_mb=1160000))
     lines = node_lines({"gpu2": attrs, "gpu1": attrs, "gpu3": other}, extra={"State": "UNKNOWN"})
     assert lines == [
-        "NodeName=gpu[1-2] CPUs=192 Sockets=2 CoresPerSocket=48 ThreadsPerCore=2 RealMemory=2319976 Gres=gpu:mi300x:8 State=UNKNOWN",
-        "NodeName=gpu3 CPUs=192 Sockets=2 CoresPerSocket=48 ThreadsPerCore=2 RealMemory=1158976 State=UNKNOWN",
+        "NodeName=gpu[1-2] CPUs=192 Sockets=2 CoresPerSocket=48 ThreadsPerCore=2 RealMemory=2319360 Gres=gpu:mi300x:8 State=UNKNOWN",
+        "NodeName=gpu3 CPUs=192 Sockets=2 CoresPerSocket=48 ThreadsPerCore=2 RealMemory=1158144 State=UNKNOWN",
     ]
 
 

@@ -115,7 +115,7 @@ def test_device_attributes_and_peer_memory():
 
 
 def test_no_rdma_device():
-    assert parse_sysfs_rdma({}) == {"source": "sysfs", "devices": [], "peer_memory": []}
+    assert parse_sysfs_rdma({}) == {"source": "sysfs", "devices": [], "peer_memory": [], "dma_buf": []}
 
 
 @pytest.mark.parametrize("attr,value", [("state", "9: WHAT\n"), ("rate", "fast\n"), ("link_layer", "Token Ring\n"), ("phys_state", "\n")])

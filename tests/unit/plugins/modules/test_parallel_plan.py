@@ -4,57 +4,16 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
-
 import pytest
 
-from ansible.module_utils import basic
-
 from ansible_collections.gpucluster.training.plugins.modules import parallel_plan
-
-try:
-    from ansible.module_utils.testing import patch_module_args
-except ImportError:  # ansible-core < 2.19
-    from unittest import mock
-
-    from ansible.module_utils.common.text.converters import to_bytes
-
-    @contextlib.contextmanager
-    def patch_module_args(args=None):
-        data = to_bytes(json.dumps({"ANSIBLE_MODULE_ARGS": args or {}}))
-        with mock.patch.object(basic, "_ANSIBLE_ARGS", data):
-            yield
-
-
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
-
-
-def _exit(self, **kwargs):
-    raise ExitJson(kwargs)
-
-
-def _fail(self, msg, **kwargs):
-    kwargs["msg"] = msg
-    raise FailJson(kwargs)
-
-
-@pytest.fixture(autouse=True)
-def patched(monkeypatch):
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", _exit)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", _fail)
+from ansible_collections.gpucluster.training.tests.unit.plugins.modules.module_harness import Exit as ExitJson
+from ansible_collections.gpucluster.training.tests.unit.plugins.modules.module_harness import Fail as FailJson
+from ansible_collections.gpucluster.training.tests.unit.plugins.modules.module_harness import exits, run_main  # noqa: F401  pylint: disable=unused-import
 
 
 def call(args, expect=ExitJson):
-    with patch_module_args(args):
-        with pytest.raises(expect) as info:
-            parallel_plan.main()
-    return info.value.args[0]
+    return run_main(parallel_plan.main, args, expect)
 
 
 TUTORIAL = dict(model="llama2-70b", nodes=2, gpus_per_node=8, gpu="mi300x", tp=8, pp=4,

@@ -57,15 +57,19 @@ def build_sysfs(root, listing, pci="0000:0c:00.0"):
 def test_roce_tree_then_nccl_env(tmp_path):
     build_sysfs(tmp_path, IBM)
     (tmp_path / "module" / "nvidia_peermem").mkdir(parents=True)
-    result = run({"sysfs_root": str(tmp_path)})
+    # SYNTHETIC /proc/driver/nvidia/version in the form of NVIDIA's open kernel module (R535)
+    (tmp_path / "proc" / "driver" / "nvidia").mkdir(parents=True)
+    (tmp_path / "proc" / "driver" / "nvidia" / "version").write_text(
+        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  535.54.03  Release Build\n")
+    result = run({"sysfs_root": str(tmp_path), "procfs_root": str(tmp_path / "proc")})
     fact = result["ansible_facts"]["gpucluster_rdma"]
     dev = fact["devices"][0]
     assert (dev["name"], dev["netdev"], dev["numa_node"], dev["pci_bus_id"]) == ("mlx5_0", "ens1f0", 0, "0000:0c:00.0")
     assert [g["index"] for g in dev["ports"][0]["gids"]] == [0, 1, 2, 3, 4, 5]
-    assert fact["peer_memory"] == ["nvidia_peermem"]
+    assert fact["peer_memory"] == ["nvidia_peermem"] and fact["dma_buf"] == ["nvidia-open"]
     assert result["msg"] == "1 RDMA device(s), 1 active port(s): mlx5_0:1 Ethernet 100 Gb/s"
     env = derive_nccl_env(fact)["env"]
-    assert env["NCCL_IB_GID_INDEX"] == "5" and env["NCCL_IB_HCA"] == "=mlx5_0:1" and env["NCCL_NET_GDR_LEVEL"] == "PHB"
+    assert env["NCCL_IB_GID_INDEX"] == "5" and env["NCCL_IB_HCA"] == "=mlx5_0:1" and "NCCL_NET_GDR_LEVEL" not in env
 
 
 def test_two_port_tree(tmp_path):

@@ -1,0 +1,303 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A whole validation run: every result judged, verdicts per node, drains, the bad-node search,
+the Markdown report and the data of its plot.
+
+PRIVATE to the collection: the interface may change without notice. Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.gpucluster.training.plugins.module_utils._validate_bisect import find_bad_nodes
+from ansible_collections.gpucluster.training.plugins.module_utils._validate_checks import (
+    judge_collective, judge_health, judge_nccl_log, judge_perftest)
+from ansible_collections.gpucluster.training.plugins.module_utils._validate_hardware import (
+    limits, node_hardware)
+from ansible_collections.gpucluster.training.plugins.module_utils._validate_policy import (
+    DRAIN_PREFIX, TESTS, ValidateJudgeError, fmt as _fmt, policy_of, public_policy, short as _short)
+
+__all__ = ["judge_run", "report_markdown", "plot_series"]
+
+_HW_KEYS = ("gpus", "rdma", "hcas", "peer_memory", "override")
+
+
+def _hardware_of(value, host):
+    """A node_hardware() result, or the raw inputs of one ({gpus, rdma, hcas, peer_memory, override})."""
+    if value is None:
+        return node_hardware()
+    if not isinstance(value, dict):
+        raise ValidateJudgeError("hardware of %s must be a dict, got %s" % (host, type(value).__name__))
+    if "gpu_preset" in value and "ports" in value:
+        return value
+    unknown = sorted(set(value) - set(_HW_KEYS))
+    if unknown:
+        raise ValidateJudgeError("hardware of %s: unknown key(s) %s (known: %s)"
+                                 % (host, ", ".join(unknown), ", ".join(_HW_KEYS)))
+    return node_hardware(**value)
+
+
+def judge_run(results, hardware, policy=None, nodes=None, run=None):
+    """Judge every result of a run.
+
+    ``results``: ``[{node, test, result, port?, peer?, origin?, source?, hardware?}]`` where
+    ``result`` is the parsed dict (collective_perf / nccl_log / perftest filter), ``node`` an
+    inventory host (or, for ``all_reduce_multi``, a list of hosts), ``origin`` ``measured`` or
+    ``supplied``, ``hardware`` an override for a supplied result (see ``node_hardware``).
+    ``hardware``: ``{host: node_hardware(...)}`` or ``{host: {gpus, rdma, hcas, peer_memory,
+    override}}`` (the inputs of ``node_hardware``).  ``nodes``: hosts whose health is judged
+    (default: the keys of ``hardware``).  ``run``: metadata copied into the report (and its
+    Markdown), e.g. ``{mode: supplied, slurm: true}``.
+
+    Returns ``{verdict, checks, nodes: {host: {verdict, failed, drain, reason, limits}},
+    cluster: {verdict, failed}, supplied, measured, counts, policy, run, hardware, markdown}``.
+    """
+    pol = policy_of(policy)
+    if run is not None and not isinstance(run, dict):
+        raise ValidateJudgeError("run must be a dict, got %s" % type(run).__name__)
+    if not isinstance(results, (list, tuple)):
+        raise ValidateJudgeError("results must be a list, got %s" % type(results).__name__)
+    if not isinstance(hardware, dict):
+        raise ValidateJudgeError("hardware must be a dict {host: hardware}, got %s" % type(hardware).__name__)
+    hosts = list(nodes) if nodes is not None else list(hardware)
+    hardware = dict((str(h), _hardware_of(v, h)) for h, v in hardware.items())
+    checks = []
+    node_limits = dict((h, limits(hardware.get(h) or {}, pol["references"])) for h in hosts)
+    origins = set()
+    for index, item in enumerate(results):
+        if not isinstance(item, dict):
+            raise ValidateJudgeError("result %d must be a dict" % index)
+        test = item.get("test")
+        if test not in TESTS:
+            raise ValidateJudgeError("result %d: test must be one of %s, got %r" % (index, ", ".join(TESTS), test))
+        node = item.get("node")
+        if test == "all_reduce_multi":
+            node = list(node) if isinstance(node, (list, tuple)) else ([node] if node else list(hosts))
+        elif not isinstance(node, str) or not node:
+            raise ValidateJudgeError("result %d (%s) needs the node it belongs to" % (index, test))
+        origin = item.get("origin") or "measured"
+        origins.add(origin)
+        override = item.get("hardware")
+        if test == "all_reduce_multi":
+            hws = [node_hardware(override=override) if override else hardware.get(h) or {} for h in node]
+            if override:
+                hws = hws[:1]
+        else:
+            hws = node_hardware(override=override) if override else hardware.get(node) or {}
+        parsed = item.get("result")
+        if test.startswith("all_reduce"):
+            new = judge_collective(parsed, test, hws, pol, node)
+        elif test == "nccl_log":
+            new = judge_nccl_log(parsed, hws, pol, node)
+        else:
+            new = judge_perftest(parsed, hws, pol, node, item.get("port"), item.get("peer"))
+        for check in new:
+            check["origin"] = origin
+            check["source"] = item.get("source")
+            if override:
+                check["hardware"] = (hws[0] if isinstance(hws, list) else hws).get("source")
+        checks.extend(new)
+    for host in hosts:
+        for check in judge_health(hardware.get(host) or {}, pol, host):
+            check["origin"] = "probed"
+            check["source"] = (hardware.get(host) or {}).get("source")
+            checks.append(check)
+
+    per_node = {}
+    for host in hosts:
+        mine = [c for c in checks if c["node"] == host]
+        failed = [c for c in mine if c["status"] == "fail"]
+        drainable = [c for c in failed if c["check"] in pol["drain_checks"]]
+        reason = None
+        if drainable:
+            first = drainable[0]
+            reason = _short(DRAIN_PREFIX + "%s %s failed%s" % (
+                first["test"], first["check"],
+                (": %s" % first["message"].split(": ", 1)[-1]) if first["message"] else ""),
+                pol["reason_max_chars"])
+        per_node[host] = {"verdict": "fail" if failed else ("pass" if mine else "none"),
+                          "failed": [c["message"] for c in failed],
+                          "drain": bool(drainable), "reason": reason,
+                          "checks": len(mine), "limits": node_limits.get(host)}
+    cluster_checks = [c for c in checks if isinstance(c["node"], list)]
+    cluster_failed = [c for c in cluster_checks if c["status"] == "fail"]
+    if cluster_failed and pol["drain_on_cluster_failure"]:
+        for check in cluster_failed:
+            for host in check["node"]:
+                if host in per_node and not per_node[host]["drain"]:
+                    per_node[host]["drain"] = True
+                    per_node[host]["reason"] = _short(DRAIN_PREFIX + "cluster %s %s failed"
+                                                      % (check["test"], check["check"]), pol["reason_max_chars"])
+    search = find_bad_nodes(checks)
+    for host, evidence in search["culprits"].items():
+        if host in per_node and not per_node[host]["drain"]:
+            per_node[host]["drain"] = True
+            per_node[host]["verdict"] = "fail"
+            per_node[host]["failed"].append("bad-node search: " + evidence[0])
+            per_node[host]["reason"] = _short(DRAIN_PREFIX + "bad-node search: " + evidence[0],
+                                              pol["reason_max_chars"])
+    counts = {"pass": 0, "fail": 0, "skip": 0}
+    for check in checks:
+        counts[check["status"]] += 1
+    report = {
+        "verdict": "fail" if counts["fail"] else "pass",
+        "counts": counts,
+        "checks": checks,
+        "nodes": per_node,
+        "cluster": {"verdict": "fail" if cluster_failed else ("pass" if cluster_checks else "none"),
+                    "failed": [c["message"] for c in cluster_failed]},
+        "supplied": "supplied" in origins,
+        "measured": "measured" in origins,
+        "bad_node_search": search,
+        "plot": plot_series(results, checks),
+        "policy": public_policy(pol),
+        "run": dict(run or {}),
+        "hardware": hardware,
+    }
+    report["markdown"] = report_markdown(report)
+    return report
+
+
+def report_markdown(report, title="gpucluster validate", plot_file="report.png"):
+    """A Markdown summary of a ``judge_run`` result (plus ``run`` metadata when present)."""
+    if not isinstance(report, dict) or "checks" not in report or "nodes" not in report:
+        raise ValidateJudgeError("report_markdown: expected the result of judge_run")
+    out = ["# %s: %s" % (title, report.get("verdict", "?").upper()), ""]
+    run = report.get("run") or {}
+    if report.get("supplied"):
+        out.append("**Results were SUPPLIED (captured elsewhere and given to the role), not measured on "
+                   "this cluster.** Each check below names its origin and source.")
+        out.append("")
+    for key in sorted(run):
+        value = run[key]
+        if isinstance(value, (list, tuple)):
+            value = ", ".join(str(v) for v in value)
+        out.append("- %s: %s" % (key, value))
+    if run:
+        out.append("")
+    counts = report.get("counts") or {}
+    out.append("Checks: %s passed, %s failed, %s skipped." % (counts.get("pass", 0), counts.get("fail", 0),
+                                                              counts.get("skip", 0)))
+    out.append("")
+    out.append("## Nodes")
+    out.append("")
+    out.append("| node | verdict | drained | limits | reason |")
+    out.append("|---|---|---|---|---|")
+    for host in sorted(report["nodes"]):
+        entry = report["nodes"][host]
+        lim = entry.get("limits") or {}
+        parts = []
+        if lim.get("intra_reference"):
+            ref = lim["intra_reference"]
+            parts.append("single-node reference %s GB/s (%s)" % (_fmt(ref["busbw_gbs"]), ref["id"]))
+        if lim.get("intra_node_gbs"):
+            parts.append("single-node ceiling %s GB/s" % _fmt(lim["intra_node_gbs"]))
+        if lim.get("inter_reference"):
+            ref = lim["inter_reference"]
+            parts.append("fabric reference %s GB/s (%s)" % (_fmt(ref["busbw_gbs"]), ref["id"]))
+        if lim.get("inter_node_gbs"):
+            parts.append("ring ceiling %s GB/s" % _fmt(lim["inter_node_gbs"]))
+        out.append("| %s | %s | %s | %s | %s |" % (
+            host, entry.get("verdict"), "yes" if entry.get("drain") else "no", ", ".join(parts) or "-",
+            (entry.get("reason") or "-").replace("|", "/")))
+    cluster = report.get("cluster") or {}
+    out.append("")
+    out.append("Cluster-wide (multi-node) verdict: %s" % cluster.get("verdict", "none"))
+    out.append("")
+    if plot_file and (report.get("plot") or {}).get("series"):
+        out.append("![bus bandwidth against message size](%s)" % plot_file)
+        out.append("")
+    search = report.get("bad_node_search") or {}
+    if search.get("culprits") or search.get("undetermined"):
+        out.append("## Bad-node search")
+        out.append("")
+        for host, evidence in sorted((search.get("culprits") or {}).items()):
+            out.append("- **%s** is the culprit: %s" % (host, " | ".join(evidence).replace("|", "/")))
+        for nodes in search.get("undetermined") or []:
+            out.append("- undetermined: the failing run of %s is not explained by one node (run each "
+                       "node alone and in pairs to tell)" % ", ".join(nodes))
+        if search.get("cleared"):
+            out.append("- cleared (pass in at least one run): %s" % ", ".join(search["cleared"]))
+        out.append("")
+    out.append("## Checks")
+    out.append("")
+    out.append("| node | test | check | status | measured | limit | efficiency | origin | message |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
+    for check in report["checks"]:
+        node = check["node"]
+        node = "+".join(node) if isinstance(node, list) else node
+        unit = check.get("unit") or ""
+        msg = check.get("message") or ""
+        if check.get("note"):
+            msg += " (note: %s)" % check["note"]
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            node, check["test"], check["check"], check["status"].upper(),
+            ("%s %s" % (_fmt(check["measured"]), unit)) if check.get("measured") is not None else "-",
+            ("%s %s" % (_fmt(check["limit"]), unit)) if check.get("limit") is not None else "-",
+            ("%.0f%%" % (check["efficiency"] * 100)) if check.get("efficiency") is not None else "-",
+            check.get("origin") or "-", msg.replace("|", "/")))
+    used = {}
+    for chk in report["checks"]:
+        ref = chk.get("reference")
+        if ref:
+            used[ref["id"]] = ref
+    if used:
+        out.append("")
+        out.append("## References used")
+        out.append("")
+        for ref_id in sorted(used):
+            ref = used[ref_id]
+            out.append("- %s: %s GB/s, %s. Source: %s" % (ref_id, _fmt(ref["busbw_gbs"]), ref["what"], ref["source"]))
+    sources = [c.get("source") for c in report["checks"] if c.get("source")]
+    if sources:
+        out.append("")
+        out.append("## Sources of the results")
+        out.append("")
+        for src in sorted(set(sources)):
+            out.append("- %s" % src)
+    out.append("")
+    return "\n".join(out)
+
+
+def plot_series(results, checks):
+    """Data of the report's plot: bus bandwidth against message size, one series per run, with
+    its pass line (reference x margin) and physical ceiling.
+
+    ``[{label, test, nodes, points: [[size_bytes, busbw_gbps], ...], limit, ceiling, reference}]``
+    (the best of out-of-place / in-place per size).
+    """
+    series = []
+    busbw = {}
+    failed = set()
+    for chk in checks:
+        if chk.get("status") == "fail" and str(chk.get("test", "")).startswith("all_reduce"):
+            failed.add((chk["test"], tuple(chk["node"]) if isinstance(chk["node"], list) else (chk["node"],)))
+        if chk.get("check") in ("busbw", "ceiling") and str(chk.get("test", "")).startswith("all_reduce"):
+            key = tuple(chk["node"]) if isinstance(chk["node"], list) else (chk["node"],)
+            busbw[(chk["test"], key)] = chk
+    for item in results or []:
+        if not isinstance(item, dict) or not str(item.get("test", "")).startswith("all_reduce"):
+            continue
+        parsed = item.get("result") or {}
+        node = item.get("node")
+        nodes = list(node) if isinstance(node, (list, tuple)) else [node]
+        points = []
+        for row in parsed.get("rows") or []:
+            if not isinstance(row, dict) or not row.get("size_bytes"):
+                continue
+            values = [(row.get(h) or {}).get("busbw_gbps") for h in ("out_of_place", "in_place")]
+            values = [v for v in values if v is not None]
+            if values:
+                points.append([row["size_bytes"], max(values)])
+        if not points:
+            continue
+        chk = busbw.get((item["test"], tuple(nodes))) or {}
+        series.append({
+            "label": "%s %s" % ("+".join(str(n) for n in nodes), item["test"].replace("all_reduce_", "")),
+            "test": item["test"], "nodes": nodes, "points": points,
+            "limit": chk.get("limit"), "ceiling": chk.get("ceiling"),
+            "reference": (chk.get("reference") or {}).get("id"),
+            "reference_gbs": (chk.get("reference") or {}).get("busbw_gbs"),
+            "verdict": "fail" if (item["test"], tuple(nodes)) in failed else "pass",
+        })
+    return {"x": "message size (bytes)", "y": "bus bandwidth (GB/s)", "series": series}

@@ -1,0 +1,64 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The Megatron node step always exports NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME and NCCL_IB_GID_INDEX.
+
+ROCm's train_llama2.sh sets them to its own defaults (ens51np0, 3) when they are unset. The step
+script is rendered from the role's template (SIMULATED node: interface eno1, env files written by
+the test) and run with bash up to the container launch, which is replaced by `env`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from ansible_collections.gpucluster.training.tests.unit.plugins.filter import role_render
+
+SPEC = {"engine": "docker", "vendor": "amd", "image": "rocm/megatron-lm:v25.5", "mode": "job"}
+
+
+def step_env(tmp_path, nccl_env, hcas, iface="eno1"):
+    env_file = tmp_path / "nccl.env"
+    env_file.write_text("".join("%s=%s\n" % item for item in nccl_env.items()))
+    tmpl = role_render.templar("training_jobs", ("defaults/main.yml", "vars/main.yml"), {
+        "ansible_managed": "test", "inventory_hostname": "gpu1", "ansible_facts": {"default_ipv4": {"interface": iface}} if iface else {},
+        "__training_jobs_nccl_names": list(nccl_env), "rdma_nccl_hcas": hcas, "megatron_job_spec": SPEC,
+        "training_jobs_nccl_env_file": str(env_file)})
+    script = role_render.render_template(tmpl, "training_jobs", "megatron.step.sh.j2")
+    assert "-e NCCL_SOCKET_IFNAME" in script and "-e GLOO_SOCKET_IFNAME" in script and "-e NCCL_IB_GID_INDEX" in script
+    body = script.rsplit("\nexec ", 1)[0] + "\nenv\n"
+    run = subprocess.run(["bash", "-c", body], capture_output=True, text=True, check=False, timeout=30,
+                         env={"PATH": "/usr/bin:/bin", "SLURM_NNODES": "2", "SLURM_NODEID": "0", "MASTER_ADDR": "gpu1", "TP": "8"})
+    if run.returncode:
+        return None, run.stderr
+    return dict(line.split("=", 1) for line in run.stdout.splitlines() if "=" in line), run.stderr
+
+
+def test_derived_roce_values_are_exported(tmp_path):
+    env = step_env(tmp_path, {"NCCL_SOCKET_IFNAME": "=eno1", "NCCL_IB_GID_INDEX": "5", "NCCL_IB_HCA": "=mlx5_0:1"},
+                   [{"link_layer": "Ethernet"}])[0]
+    assert env["NCCL_SOCKET_IFNAME"] == "=eno1" and env["GLOO_SOCKET_IFNAME"] == "eno1" and env["NCCL_IB_GID_INDEX"] == "5"
+
+
+def test_underived_values_get_this_nodes_not_the_scripts(tmp_path):
+    # InfiniBand: no GID index derived; the socket interface was left unset by nccl_env
+    env = step_env(tmp_path, {"NCCL_IB_HCA": "=mlx5_0:1"}, [{"link_layer": "InfiniBand"}])[0]
+    assert env["NCCL_SOCKET_IFNAME"] == "=eno1" and env["GLOO_SOCKET_IFNAME"] == "eno1" and env["NCCL_IB_GID_INDEX"] == "0"
+
+
+def test_roce_without_gid_index_fails_loudly(tmp_path):
+    env, err = step_env(tmp_path, {"NCCL_SOCKET_IFNAME": "=eno1"}, [{"link_layer": "Ethernet"}])
+    assert env is None and "set rdma_gid_index" in err
+
+
+def test_exclusion_list_stays_for_nccl_and_gloo_gets_an_interface(tmp_path):
+    env = step_env(tmp_path, {"NCCL_SOCKET_IFNAME": "^docker0,lo", "NCCL_IB_GID_INDEX": "3"}, [{"link_layer": "Ethernet"}])[0]
+    assert env["NCCL_SOCKET_IFNAME"] == "^docker0,lo" and env["GLOO_SOCKET_IFNAME"] == "eno1"
+
+
+@pytest.mark.parametrize("nccl_env", [{}, {"NCCL_SOCKET_IFNAME": "^docker0"}])
+def test_no_interface_at_all_fails_loudly(tmp_path, nccl_env):
+    env, err = step_env(tmp_path, nccl_env, [{"link_layer": "InfiniBand"}], iface=None)
+    assert env is None and "set rdma_socket_ifname" in err

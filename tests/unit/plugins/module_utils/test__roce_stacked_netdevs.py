@@ -1,0 +1,164 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""RoCE on a VLAN, a bond (RoCE LAG) or a macvlan: _sysfs_rdma, rdma_info and nccl_env.
+
+The GID tables are real show_gids listings (tests/fixtures/gids, see SOURCES.md):
+* ucx10420: RoCE LAG, device mlx5_bond_0, every GID on bond0 (openucx/ucx#10420);
+* tensorflow22077: mlx4_0 port 1 with an IPv4 GID on the VLAN eth2.10, mlx5_0 on eth4.
+The sysfs trees are BUILT BY THESE TESTS from them.  show_gids prints neither port state nor the
+stacking: the trees set ACTIVE/LinkUp 100 Gb/s Ethernet, and the lower_* links, DEVTYPE,
+bonding/slaves and /proc/net/vlan/config entries follow from the listing (eth2.10 is VLAN 10 on
+eth2, as its name and the ifconfig output in the same thread show).  The bond's slave names are
+not in the listing: ens1f0np0/ens1f1np1 are set by the test (synthetic).  A test that flips GID
+types says so (synthetic).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import NcclEnvError, derive_nccl_env
+from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma import (
+    SysfsRdmaError,
+    parse_show_gids,
+    parse_sysfs_rdma,
+    parse_vlan_config,
+)
+from ansible_collections.gpucluster.training.plugins.modules import rdma_info
+
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "gids"
+BOND = "show_gids_RoCE_LAG_mlx5_bond_0_bond0_rows_ucx10420.txt"
+VLAN = "show_gids_CX3_eth2.10_VLAN_v1_plus_CX5_eth4_v2_tensorflow22077.txt"
+ROCE_100G = {"state": "4: ACTIVE\n", "phys_state": "5: LinkUp\n", "rate": "100 Gb/sec (4X EDR)\n", "link_layer": "Ethernet\n"}
+VLAN_CONFIG = "VLAN Dev name    | VLAN ID\nName-Type: VLAN_NAME_TYPE_RAW_PLUS_VID_NO_PAD\neth2.10        | 10  | eth2\n"
+
+
+def gid_tree(name, pci_netdevs, flip_v2=()):
+    """sysfs files from a real show_gids listing; pci_netdevs: {device: [its PCI netdevs]}."""
+    files = {}
+    for row in parse_show_gids((FIXTURES / name).read_text()):
+        base = "class/infiniband/%s" % row["device"]
+        pbase = "%s/ports/%d" % (base, row["port"])
+        for attr, value in ROCE_100G.items():
+            files["%s/%s" % (pbase, attr)] = value
+        files["%s/gids/%d" % (pbase, row["index"])] = row["gid"] + "\n"
+        v2 = row["version"] == "v2" or (row["device"], row["port"]) in flip_v2
+        files["%s/gid_attrs/types/%d" % (pbase, row["index"])] = "RoCE v2\n" if v2 else "IB/RoCE v1\n"
+        files["%s/gid_attrs/ndevs/%d" % (pbase, row["index"])] = row["netdev"] + "\n"
+        files[base + "/device/net/"] = "\n".join(pci_netdevs[row["device"]])
+    return files
+
+
+def bond_tree(stacking=True):
+    files = gid_tree(BOND, {"mlx5_bond_0": ["ens1f0np0"]})
+    if stacking:
+        files["class/net/bond0/"] = "lower_ens1f0np0\nlower_ens1f1np1\nbonding\n"
+        files["class/net/bond0/uevent"] = "DEVTYPE=bond\n"
+        files["class/net/bond0/bonding/slaves"] = "ens1f0np0 ens1f1np1\n"
+    return files
+
+
+def vlan_tree(flip_v2=()):
+    files = gid_tree(VLAN, {"mlx4_0": ["eth2", "eth3"], "mlx5_0": ["eth4"]}, flip_v2)
+    files["class/net/eth2.10/"] = "lower_eth2\n"
+    files["class/net/eth2.10/uevent"] = "DEVTYPE=vlan\n"
+    files["proc/net/vlan/config"] = VLAN_CONFIG
+    return files
+
+
+def test_bond_is_stacked_on_the_lag_port():
+    dev = parse_sysfs_rdma(bond_tree())["devices"][0]
+    assert dev["name"] == "mlx5_bond_0" and dev["netdev"] == "ens1f0np0"
+    assert dev["upper_netdevs"] == [{"name": "bond0", "kind": "bond", "vlan_id": None, "lowers": ["ens1f0np0", "ens1f1np1"]}]
+
+
+def test_bond_gid_table_gives_index_3():
+    result = derive_nccl_env(parse_sysfs_rdma(bond_tree()))
+    assert result["env"]["NCCL_IB_HCA"] == "=mlx5_bond_0:1"
+    assert result["env"]["NCCL_IB_GID_INDEX"] == "3"
+    assert result["hcas"][0]["roce_netdev"] == "bond0"
+
+
+def test_bond_without_stacking_facts_is_the_reported_failure():
+    # what the issue reproduced: the GIDs sit on bond0, not on the PCI netdev, and nothing says bond0 is on it
+    fact = parse_sysfs_rdma(bond_tree(stacking=False))
+    assert fact["devices"][0]["upper_netdevs"] == []
+    with pytest.raises(NcclEnvError, match=r"no RoCE v2 GID .*netdev ens1f0np0 .*3 RoCEv2 10\.16\.29\.13 bond0"):
+        derive_nccl_env(fact)
+
+
+def test_vlan_is_stacked_with_its_id():
+    devs = {d["name"]: d for d in parse_sysfs_rdma(vlan_tree())["devices"]}
+    assert devs["mlx4_0"]["upper_netdevs"] == [{"name": "eth2.10", "kind": "vlan", "vlan_id": 10, "lowers": ["eth2"]}]
+    assert devs["mlx5_0"]["upper_netdevs"] == []
+
+
+def test_vlan_roce_v1_only_port_is_named_in_the_error():
+    # the real table: the VLAN address of mlx4_0 has only a RoCE v1 GID (ConnectX-3)
+    with pytest.raises(NcclEnvError, match=r"mlx4_0:1 .*stacked on it \(eth2\.10\).*2 RoCEv1 10\.10\.10\.2 eth2\.10"):
+        derive_nccl_env(parse_sysfs_rdma(vlan_tree()), policy={"allow": ["mlx4_0:1"]})
+    result = derive_nccl_env(parse_sysfs_rdma(vlan_tree()), policy={"allow": ["mlx5_0"]})
+    assert result["env"]["NCCL_IB_GID_INDEX"] == "3"
+
+
+def test_vlan_training_subnet_is_preferred():
+    # SYNTHETIC: mlx4_0 port 1's GIDs typed RoCE v2 (as a ConnectX-4 or later would list them too)
+    fact = parse_sysfs_rdma(vlan_tree(flip_v2={("mlx4_0", 1)}))
+    plain = derive_nccl_env(fact, policy={"allow": ["mlx4_0:1"]})
+    assert plain["env"]["NCCL_IB_GID_INDEX"] == "1"
+    assert "several netdevs" in plain["reasons"]["NCCL_IB_GID_INDEX"] and "eth2.10" in plain["reasons"]["NCCL_IB_GID_INDEX"]
+    training = derive_nccl_env(fact, policy={"allow": ["mlx4_0:1"], "subnet": "10.10.10.0/24"})
+    assert training["env"]["NCCL_IB_GID_INDEX"] == "2"
+    assert training["hcas"][0]["roce_netdev"] == "eth2.10"
+    assert "VLAN 10" in training["reasons"]["NCCL_IB_HCA"]
+    with pytest.raises(NcclEnvError, match="in subnet 192.168.0.0/16"):
+        derive_nccl_env(fact, policy={"allow": ["mlx4_0:1"], "subnet": "192.168.0.0/16"})
+    with pytest.raises(NcclEnvError, match="CIDR"):
+        derive_nccl_env(fact, policy={"subnet": "vlan100"})
+
+
+def test_facts_without_upper_list_accept_vlan_by_name():
+    fact = parse_sysfs_rdma(vlan_tree(flip_v2={("mlx4_0", 1)}))
+    for dev in fact["devices"]:
+        del dev["upper_netdevs"]
+    result = derive_nccl_env(fact, policy={"allow": ["mlx4_0:1"], "subnet": "10.10.10.0/24"})
+    assert result["env"]["NCCL_IB_GID_INDEX"] == "2"
+
+
+def test_vlan_config_parser():
+    assert parse_vlan_config(VLAN_CONFIG) == {"eth2.10": {"vlan_id": 10, "lower": "eth2"}}
+    for bad in ("eth2.10 | ten | eth2\n", "eth2.10 | 5000 | eth2\n", "garbage\n"):
+        with pytest.raises(SysfsRdmaError, match="vlan config"):
+            parse_vlan_config(bad)
+
+
+def test_module_reads_the_stacking(tmp_path):
+    sysfs, proc = tmp_path / "sys", tmp_path / "proc"
+    for rel, text in vlan_tree(flip_v2={("mlx4_0", 1)}).items():
+        if rel.startswith("proc/") or rel.startswith("class/net/") or rel.endswith("/device/net/"):
+            continue
+        path = sysfs / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    for dev, nets in (("mlx4_0", ["eth2", "eth3"]), ("mlx5_0", ["eth4"])):
+        pci = sysfs / "devices" / dev
+        for net in nets:
+            (pci / "net" / net).mkdir(parents=True)
+            (sysfs / "class" / "net").mkdir(parents=True, exist_ok=True)
+            if not (sysfs / "class" / "net" / net).exists():
+                os.symlink(str(pci / "net" / net), str(sysfs / "class" / "net" / net))
+        os.symlink(str(pci), str(sysfs / "class" / "infiniband" / dev / "device"))
+    vlan = sysfs / "class" / "net" / "eth2.10"
+    vlan.mkdir()
+    os.symlink(str(sysfs / "class" / "net" / "eth2"), str(vlan / "lower_eth2"))
+    (vlan / "uevent").write_text("DEVTYPE=vlan\nINTERFACE=eth2.10\nIFINDEX=9\n")
+    (proc / "net" / "vlan").mkdir(parents=True)
+    (proc / "net" / "vlan" / "config").write_text(VLAN_CONFIG)
+    files = rdma_info.read_tree(str(sysfs), str(proc))
+    assert files["class/net/eth2.10/"] == "lower_eth2" and files["class/net/eth2.10/uevent"] == "DEVTYPE=vlan"
+    devs = {d["name"]: d for d in parse_sysfs_rdma(files)["devices"]}
+    assert devs["mlx4_0"]["upper_netdevs"] == [{"name": "eth2.10", "kind": "vlan", "vlan_id": 10, "lowers": ["eth2"]}]
