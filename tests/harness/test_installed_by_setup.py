@@ -83,7 +83,7 @@ def _owners(paths):
                          capture_output=True, text=True, check=False).stdout
     owner_of = {}
     for line in out.splitlines():
-        pkgs, _, file = line.partition(": ")
+        pkgs, _sep, file = line.partition(": ")
         owner_of[file.strip()] = pkgs.split(",")[0].split(":")[0].strip()
     return {path: next((owner_of[a] for a in alts if a in owner_of), None) for path, alts in candidates.items()}
 
