@@ -115,14 +115,27 @@ def test_db_password_only_in_slurmdbd_conf(host):
     assert hits == expected
 
 
-def _side_play(extra):
+def _playbook(playbook, extra, check=False):
+    """ansible-playbook from the checkout on this scenario's inventory, as an operator runs it."""
     root = os.environ.get("MOLECULE_PROJECT_DIRECTORY", os.getcwd())
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH="%s/.tmp/collections:%s/.venv/lib/python3.11/site-packages" % (root, root),
                ANSIBLE_CONFIG=os.path.join(root, "ansible.cfg"))
-    return subprocess.run(
-        [os.path.join(root, ".venv/bin/ansible-playbook"), "--check", "-i", os.environ["MOLECULE_INVENTORY_FILE"],
-         os.path.join(root, "molecule/cluster/preflight-fail.yml"), "-e", extra],
-        capture_output=True, text=True, env=env, timeout=300, check=False)
+    run = subprocess.run(
+        [os.path.join(root, ".venv/bin/ansible-playbook")] + (["--check"] if check else [])
+        + ["-i", os.environ["MOLECULE_INVENTORY_FILE"], os.path.join(root, playbook), "-e", extra],
+        capture_output=True, text=True, env=env, timeout=600, check=False)
+    print(run.stdout[-2500:])
+    return run
+
+
+def _side_play(extra):
+    return _playbook("molecule/cluster/preflight-fail.yml", extra, check=True)
+
+
+def _no_host_changed(run):
+    recap = run.stdout[run.stdout.index("PLAY RECAP"):]
+    for name in [CTL] + COMPUTE:
+        assert re.search(r"^%s +: .*changed=0 " % re.escape(name), recap, re.M), recap
 
 
 @pytest.mark.parametrize("extra, message", [
@@ -146,19 +159,10 @@ def test_bad_cluster_name_is_refused_before_any_host_changes():
     # before the first stage, so no host changes and slurm.conf stays byte for byte as it was
     ctl = on(CTL)
     before = ctl.check_output("sha256sum /etc/slurm/slurm.conf")
-    root = os.environ.get("MOLECULE_PROJECT_DIRECTORY", os.getcwd())
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH="%s/.tmp/collections:%s/.venv/lib/python3.11/site-packages" % (root, root),
-               ANSIBLE_CONFIG=os.path.join(root, "ansible.cfg"))
-    run = subprocess.run(
-        [os.path.join(root, ".venv/bin/ansible-playbook"), "-i", os.environ["MOLECULE_INVENTORY_FILE"],
-         os.path.join(root, "site.yml"), "-e", '{"slurm_common_cluster_name": "bad name!"}'],
-        capture_output=True, text=True, env=env, timeout=600, check=False)
-    print(run.stdout[-2500:])
+    run = _playbook("site.yml", '{"slurm_common_cluster_name": "bad name!"}')
     assert run.returncode != 0
     assert 'slurm_common_cluster_name="bad name!" is not a Slurm cluster name' in run.stdout
-    recap = run.stdout[run.stdout.index("PLAY RECAP"):]
-    for name in [CTL] + COMPUTE:
-        assert re.search(r"^%s +: .*changed=0 " % re.escape(name), recap, re.M), recap
+    _no_host_changed(run)
     assert ctl.check_output("sha256sum /etc/slurm/slurm.conf") == before
 
 
@@ -167,14 +171,7 @@ def test_slurm_conf_that_slurm_cannot_parse_never_replaces_the_running_one():
     # new file, so the running slurm.conf stays and the run fails naming Slurm's error
     ctl = on(CTL)
     before = ctl.check_output("sha256sum /etc/slurm/slurm.conf")
-    root = os.environ.get("MOLECULE_PROJECT_DIRECTORY", os.getcwd())
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH="%s/.tmp/collections:%s/.venv/lib/python3.11/site-packages" % (root, root),
-               ANSIBLE_CONFIG=os.path.join(root, "ansible.cfg"))
-    run = subprocess.run(
-        [os.path.join(root, ".venv/bin/ansible-playbook"), "-i", os.environ["MOLECULE_INVENTORY_FILE"],
-         os.path.join(root, "site.yml"), "-e", '{"site_stages": ["slurm"], "slurm_common_config": {"NoSuchSlurmKey": "1"}}'],
-        capture_output=True, text=True, env=env, timeout=600, check=False)
-    print(run.stdout[-2500:])
+    run = _playbook("site.yml", '{"site_stages": ["slurm"], "slurm_common_config": {"NoSuchSlurmKey": "1"}}')
     assert run.returncode != 0
     assert "NoSuchSlurmKey" in run.stdout and "failed to validate" in run.stdout
     assert ctl.check_output("sha256sum /etc/slurm/slurm.conf") == before
@@ -184,19 +181,36 @@ def test_slurm_conf_that_slurm_cannot_parse_never_replaces_the_running_one():
 def test_invalid_megatron_layout_is_refused_before_any_host_changes():
     # the tutorial's TP 8 x PP 4: the preflight play reads the GPUs (read-only) and the planner
     # refuses the layout before the first stage; no host changes
-    root = os.environ.get("MOLECULE_PROJECT_DIRECTORY", os.getcwd())
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH="%s/.tmp/collections:%s/.venv/lib/python3.11/site-packages" % (root, root),
-               ANSIBLE_CONFIG=os.path.join(root, "ansible.cfg"))
     layout = '{"training_jobs_megatron_layout": {"tp": 8, "pp": 4, "micro_batch_size": 4, "global_batch_size": 64, "seq_length": 4096}}'
-    run = subprocess.run(
-        [os.path.join(root, ".venv/bin/ansible-playbook"), "-i", os.environ["MOLECULE_INVENTORY_FILE"],
-         os.path.join(root, "site.yml"), "-e", layout],
-        capture_output=True, text=True, env=env, timeout=600, check=False)
-    print(run.stdout[-2500:])
+    run = _playbook("site.yml", layout)
     assert run.returncode != 0
     assert "world size 8 (2 nodes x 4 GPUs) is not divisible by TP x PP x CP = 8 x 4 x 1 = 32" in run.stdout
     assert "Preflight (inventory and cross-host checks, before any host changes)" in run.stdout
     assert "PLAY [Base settings on every cluster node]" not in run.stdout
-    recap = run.stdout[run.stdout.index("PLAY RECAP"):]
-    for name in [CTL] + COMPUTE:
-        assert re.search(r"^%s +: .*changed=0 " % re.escape(name), recap, re.M), recap
+    _no_host_changed(run)
+
+
+def test_srun_with_pmix_across_both_nodes():
+    # Debian's Slurm needs libpmix-dev's libpmix.so for mpi/pmix (slurm_common installs it); a
+    # 2-node step launched through PMIx answers from both nodes
+    ctl = on(CTL)
+    assert "pmix" in ctl.check_output("srun --mpi=list 2>&1")
+    out = ctl.check_output("srun -N2 --ntasks-per-node=1 --mpi=pmix --time=1 sh -c 'echo $(hostname) $PMIX_RANK'")
+    assert sorted(line.split()[0] for line in out.splitlines()) == COMPUTE, out
+    assert sorted(line.split()[1] for line in out.splitlines()) == ["0", "1"], out
+    for name in COMPUTE:
+        assert on(name).run("grep -c 'can not load PMIx library' /var/log/slurm/slurmd.log").stdout.strip() in ("", "0")
+
+
+def test_job_step_gets_slurmds_memlock_not_the_submitting_shells():
+    # PropagateResourceLimitsExcept=MEMLOCK: a step started from a shell with a low locked-memory
+    # limit runs with slurmd's limit (the rdma role's LimitMEMLOCK; this sandbox caps it lower
+    # than unlimited, so the test compares with slurmd's own limit)
+    ctl = on(CTL)
+    step = ctl.check_output("bash -c 'ulimit -l 64; srun -N1 -w %s --time=1 bash -c \"ulimit -l\"'" % COMPUTE[0]).strip()
+    pid = on(COMPUTE[0]).check_output("pgrep -o -x slurmd")
+    limits = on(COMPUTE[0]).check_output("cat /proc/%s/limits" % pid)
+    soft = [line.split()[3] for line in limits.splitlines() if line.startswith("Max locked memory")][0]
+    slurmd = "unlimited" if soft == "unlimited" else str(int(soft) // 1024)
+    print("step: ulimit -l = %s; slurmd: %s" % (step, slurmd))
+    assert step != "64" and step == slurmd
