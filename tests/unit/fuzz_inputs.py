@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -136,3 +137,30 @@ def property_tests(check, samples, max_examples=150):
         check("\n".join(lines))
 
     return garbled_fixture, arbitrary_text, reordered_lines
+
+
+NOT_TEXT = [None, 3, 1.5, b"bytes", ["a list"]]
+
+
+def parser_tests(parse, error, samples, shape=None, max_examples=150):
+    """``property_tests`` for a parser ``parse`` raising ``error``, plus the refusal of non-text.
+
+    ``shape(result)`` asserts the shape of a result the parser returned. Returns four tests, to be
+    bound as ``test_property_garbled_fixture, test_property_arbitrary_text,
+    test_property_reordered_lines, test_not_text = parser_tests(parse, Error, TEXTS, shape)``.
+    """
+    def check(text):
+        try:
+            result = parse(text)
+        except error:
+            return
+        if shape is not None:
+            shape(result)
+
+    @pytest.mark.parametrize("value", NOT_TEXT, ids=[type(v).__name__ for v in NOT_TEXT])
+    def not_text(value):
+        """a value that is not text gives the parser's own error"""
+        with pytest.raises(error):
+            parse(value)
+
+    return property_tests(check, samples, max_examples) + (not_text,)

@@ -13,7 +13,7 @@ from ansible_collections.gpucluster.training.plugins.module_utils._collective_pe
     CollectivePerfParseError,
     parse_collective_perf,
 )
-from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import property_tests
+from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import parser_tests
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 
@@ -191,22 +191,12 @@ def test_not_nccl_tests_output(text):
         parse_collective_perf(text)
 
 
-@pytest.mark.parametrize("value", [None, 42, b"bytes", ["list"]])
-def test_not_a_string(value):
-    with pytest.raises(CollectivePerfParseError):
-        parse_collective_perf(value)
-
-
-def _check(text):
-    try:
-        result = parse_collective_perf(text)
-    except CollectivePerfParseError:
-        return
+def _shape(result):
     assert isinstance(result, dict)
     assert isinstance(result["complete"], bool)
     if not result["complete"]:
         assert result["avg_busbw_gbps"] is None
 
 
-test_property_garbled_fixture, test_property_arbitrary_text, test_property_reordered_lines = property_tests(
-    _check, [_read(name) for name in FIXTURE_NAMES])
+test_property_garbled_fixture, test_property_arbitrary_text, test_property_reordered_lines, test_not_text = parser_tests(
+    parse_collective_perf, CollectivePerfParseError, [_read(name) for name in FIXTURE_NAMES], _shape)

@@ -13,7 +13,7 @@ from ansible_collections.gpucluster.training.plugins.module_utils._nccl_log impo
     NcclLogParseError,
     parse_nccl_log,
 )
-from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import property_tests
+from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import parser_tests
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "nccl-log"
 GDRDMA = "nccl_gather_perf_2node_A100_RoCE+IB_GDRDMA_nccl2.16.5_nccltests350.log"
@@ -143,21 +143,11 @@ def test_not_a_log(text):
         parse_nccl_log(text)
 
 
-@pytest.mark.parametrize("value", [None, 3, b"x"])
-def test_not_a_string(value):
-    with pytest.raises(NcclLogParseError):
-        parse_nccl_log(value)
-
-
-def _check(text):
-    try:
-        result = parse_nccl_log(text)
-    except NcclLogParseError:
-        return
+def _shape(result):
     assert isinstance(result, dict)
     assert isinstance(result["socket_fallback"], bool)
     assert all(isinstance(c["line"], int) for c in result["channels"])
 
 
-test_property_garbled_fixture, test_property_arbitrary_text, test_property_reordered_lines = property_tests(
-    _check, [_read(name) for name in FIXTURE_NAMES])
+test_property_garbled_fixture, test_property_arbitrary_text, test_property_reordered_lines, test_not_text = parser_tests(
+    parse_nccl_log, NcclLogParseError, [_read(name) for name in FIXTURE_NAMES], _shape)

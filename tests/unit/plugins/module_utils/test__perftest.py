@@ -14,7 +14,7 @@ from ansible_collections.gpucluster.training.plugins.module_utils._perftest impo
     PerftestParseError,
     parse_perftest_bw,
 )
-from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import property_tests
+from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import parser_tests
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "perftest"
 ROCM = "ib_write_bw_bidir_report_gbits_a_RoCE_use_rocm_rocmdocs.txt"
@@ -119,20 +119,10 @@ def test_not_a_bandwidth_table(text):
         parse_perftest_bw(text)
 
 
-@pytest.mark.parametrize("value", [None, 1.5, b"x"])
-def test_not_a_string(value):
-    with pytest.raises(PerftestParseError):
-        parse_perftest_bw(value)
-
-
-def _check(text):
-    try:
-        result = parse_perftest_bw(text)
-    except PerftestParseError:
-        return
+def _shape(result):
     assert isinstance(result, dict)
     assert result["rows"]
 
 
-test_property_garbled_fixture, test_property_arbitrary_text, test_property_reordered_lines = property_tests(
-    _check, [_read(name) for name in FIXTURE_NAMES])
+test_property_garbled_fixture, test_property_arbitrary_text, test_property_reordered_lines, test_not_text = parser_tests(
+    parse_perftest_bw, PerftestParseError, [_read(name) for name in FIXTURE_NAMES], _shape)
