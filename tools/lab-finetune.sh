@@ -39,9 +39,11 @@ step "1/3 sbatch $JOBS/finetune.sbatch (fresh run directory $out, shared by gpu1
 on "$FIRST" rm -rf "$out"
 job=$(on "$CTL" sbatch --parsable "$JOBS/finetune.sbatch" | cut -d';' -f1)
 echo "submitted job $job"
-wait_for "$TIMEOUT" bash -c "podman exec $FIRST grep -q 'finetune: checkpoint step' $LOGS/finetune-$job.out 2>/dev/null" \
-  || { log_of "$job" | tail -n 30; die "job $job wrote no checkpoint in ${TIMEOUT}s ($(sacct_line "$job"))"; }
-first_ckpt=$(log_of "$job" | grep -oE 'finetune: checkpoint step [0-9]+' | head -n 1 | grep -oE '[0-9]+$')
+# Watch the shared run directory (the job log reaches the file in chunks): the first complete
+# checkpoint is the one with its DONE marker.
+first_done() { on "$FIRST" sh -c "ls -d $out/checkpoints/step-*/DONE 2>/dev/null | head -n 1" | grep -q DONE; }
+wait_for "$TIMEOUT" first_done || { log_of "$job" | tail -n 30; die "job $job wrote no checkpoint in ${TIMEOUT}s ($(sacct_line "$job"))"; }
+first_ckpt=$(on "$FIRST" sh -c "ls -d $out/checkpoints/step-*/DONE | head -n 1" | grep -oE 'step-[0-9]+' | grep -oE '[1-9][0-9]*$')
 echo "job $job saved its checkpoint at step $first_ckpt"
 
 step "2/3 scontrol requeue $job (as a preemption or a node failure with --requeue would)"

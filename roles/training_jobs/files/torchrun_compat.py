@@ -12,8 +12,9 @@ Same arguments and behaviour as `torchrun` (torch.distributed.run), with two dif
   start fails with "use_libuv was requested but PyTorch was build without libuv support".
   patch() gives those TCPStore calls use_libuv=False when USE_LIBUV=0. The training script
   calls patch() too (its process group store).
-- A failed worker ends torchrun with the worker's exit code and torchrun's own failure summary,
-  without a Python traceback of the launcher.
+- A failed worker ends torchrun with the worker's exit code and one line naming the first failed
+  rank, and a signal (Slurm's scancel, requeue or time limit) with 128 + its number, without a
+  Python traceback of the launcher.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ def patch():
 
 def main():
     patch()
+    from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.run import main as torchrun
 
@@ -58,6 +60,9 @@ def main():
         print("torchrun: %d worker(s) failed; first: rank %s, exit code %s" % (
             len(failures), min(failures) if failures else "?", first.exitcode if first is not None else "?"), file=sys.stderr)
         return code
+    except SignalException as exc:  # Slurm stopping the step (scancel, requeue, time limit)
+        print("torchrun: stopped by signal %s" % exc.sigval.name, file=sys.stderr)
+        return 128 + int(exc.sigval)
 
 
 if __name__ == "__main__":
