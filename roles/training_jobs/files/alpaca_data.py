@@ -160,7 +160,7 @@ def encode_example(tokenizer, record, max_length):
 
 def collate(examples, pad_token_id):
     """Pad a batch of (ids, labels) to its longest: (input_ids, labels, attention_mask) lists."""
-    width = max(len(ids) for ids, _ in examples)
+    width = max(len(example[0]) for example in examples)
     input_ids, labels, mask = [], [], []
     for ids, lab in examples:
         pad = width - len(ids)

@@ -37,6 +37,7 @@ def patch():
     original = dist.TCPStore
     if "use_libuv" not in (original.__init__.__doc__ or ""):
         return  # PyTorch < 2.4 (Debian 12's 1.13): no libuv option, nothing to change
+
     def tcp_store(*args, **kwargs):
         kwargs.setdefault("use_libuv", False)
         return original(*args, **kwargs)
