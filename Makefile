@@ -11,12 +11,13 @@ export PY_COLORS ?= 0
 S ?= base
 SCENARIOS := $(sort $(notdir $(patsubst %/molecule.yml,%,$(wildcard molecule/*/molecule.yml))))
 
-.PHONY: help setup lab lab-up lab-test lab-down test unit lint lint-only sanity units harness molecule molecule-all podman-check clean
+.PHONY: help setup lab lab-up lab-test lab-finetune lab-down test unit lint lint-only sanity units harness molecule molecule-all podman-check clean
 
 help:
 	@echo "make setup       install Debian packages, .venv, node images (idempotent; root)"
 	@echo "make lab         bring up the lab (ctl1 gpu1 gpu2) and run site.yml on it"
 	@echo "make lab-test    make lab, then site.yml through ansible-runner as an AWX job (twice)"
+	@echo "make lab-finetune  after make lab: the Alpaca FSDP fine-tuning job through Slurm, requeued and resumed"
 	@echo "make lab-down    remove the lab containers and network"
 	@echo "make test        the whole suite (CI): setup, lint, sanity, units, harness, every Molecule"
 	@echo "                 scenario two at a time; prints the time of every phase"
@@ -33,6 +34,9 @@ lab-up:
 
 lab-test: lab
 	python -m pytest tests/lab -q -p no:cacheprovider
+
+lab-finetune:
+	tools/lab-finetune.sh
 
 lab-down:
 	tools/lab.sh down

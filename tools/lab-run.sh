@@ -17,6 +17,9 @@ run() {  # run <log> <playbook args...>: progress on the terminal, everything in
   fi
 }
 
+# The fine-tuning venv's pinned wheels, for site.yml's training stage (no index on the nodes).
+tools/lab-wheels.sh
+
 step "1/5 simulated GPU and RDMA state on gpu1, gpu2 (built from captures of real machines)"
 run .tmp/lab-sim.log -i "$inv" tests/sim/lab_hardware.yml >/dev/null
 

@@ -6,7 +6,11 @@ cd "$(dirname "$0")/.."
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$PWD/tools/containers.conf}
 NET=gpucluster-lab
 SUBNET=10.89.50.0/24
-IMAGE=${LAB_IMAGE:-localhost/gpucluster-node:bookworm}
+# Debian 13 (trixie): the fine-tuning job needs PyTorch >= 2.4 for FSDP on CPU (Debian 12's
+# python3-torch 1.13 cannot even import torch.distributed.fsdp on Python 3.11), and Slurm's
+# controller must not be older than its nodes (bookworm's 22.05 cannot serve trixie's 24.11
+# slurmd), so the controller moves with them.
+IMAGE=${LAB_IMAGE:-localhost/gpucluster-node:trixie}
 # name:address pairs; keep in step with inventories/lab/hosts.yml (tools/lab.sh checks).
 NODES=(ctl1:10.89.50.10 gpu1:10.89.50.11 gpu2:10.89.50.12)
 
@@ -36,10 +40,15 @@ up() {
     echo "lab: starting $name ($ip)"
     # Per-host apt archive, kept across runs and shared with Molecule hosts of the same
     # name (apt locks its archive, so hosts cannot share one).
-    mkdir -p ".tmp/apt-archives/$name/partial"
+    mkdir -p ".tmp/apt-archives/$name/partial" .tmp/lab-wheels .tmp/lab-shared
+    # /srv/gpucluster: the cluster's shared filesystem (NFS on a real cluster), where the
+    # fine-tuning job keeps its checkpoints; /srv/gpucluster-wheels: the pinned wheels of the
+    # fine-tuning venv (tools/lab-wheels.sh), as a site without a reachable index has them.
     podman run -d --name "$name" --hostname "$name" --network "$NET" --ip "$ip" \
       --privileged --systemd always --label gpucluster.lab=1 \
       -v "$PWD/.tmp/apt-archives/$name:/var/cache/apt/archives" \
+      -v "$PWD/.tmp/lab-shared:/srv/gpucluster" \
+      -v "$PWD/.tmp/lab-wheels:/srv/gpucluster-wheels:ro" \
       "$IMAGE" /sbin/init >/dev/null
   done
   for n in "${NODES[@]}"; do

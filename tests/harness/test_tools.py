@@ -38,7 +38,7 @@ def test_lab_up_is_refused_without_an_image(tmp_path):
     result = _run_lab(tmp_path, 'case "$1 $2" in "image exists") exit 1;; esac\nexit 0\n')
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
-        "lab: node image localhost/gpucluster-node:bookworm is missing: run 'make setup' (tools/build-images.sh)"]
+        "lab: node image localhost/gpucluster-node:trixie is missing: run 'make setup' (tools/build-images.sh)"]
 
 
 def test_podman_check_says_names_do_not_resolve(tmp_path):

@@ -19,6 +19,9 @@ import sys
 import torch
 import torch.distributed as dist
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torchrun_compat  # noqa: E402  pylint: disable=wrong-import-position
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -26,6 +29,7 @@ def main(argv=None):
     parser.add_argument("--lr", type=float, default=0.05)
     args = parser.parse_args(argv)
 
+    torchrun_compat.patch()  # Debian 13's torch has no libuv (USE_LIBUV=0)
     dist.init_process_group(backend="gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(0)  # same initial weights on every rank
