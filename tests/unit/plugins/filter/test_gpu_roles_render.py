@@ -27,7 +27,9 @@ def test_nccl_pinned_to_the_cuda_major_of_the_driver_branch(branch, major):
     tmpl = cuda(cuda_driver_branch=branch)
     assert int(role_render.render(tmpl, "{{ __cuda_driver_cuda_major }}")) == major
     pin = role_render.render_template(tmpl, "cuda", "cuda-pin.j2")
-    assert "Package: libnccl2 libnccl-dev\nPin: version *+cuda%d.*\nPin-Priority: 1001" % major in pin
+    # a regular expression: apt's version globs take no leading '*' (checked with apt-cache policy
+    # on a local repository: "*+cuda12.*" matched no build, "/\+cuda12\./" matched 2.26.2-1+cuda12.8)
+    assert "Package: libnccl2 libnccl-dev\nPin: version /\\+cuda%d\\./\nPin-Priority: 1001" % major in pin
     assert "Package: libnccl2 libnccl-dev\nPin: version *\nPin-Priority: -1" in pin
     # the NCCL stanzas come before NVIDIA's catch-all (apt takes the first matching record)
     assert pin.index("libnccl2") < pin.index("Package: *")
