@@ -58,7 +58,7 @@ def test_agreeing_roce_node_is_configured(host):
     assert conf["NCCL_IB_HCA"] == "=mlx5_0:1,mlx5_1:1"
     assert conf["NCCL_IB_GID_INDEX"] == "3"
     assert "NCCL_NET_GDR_LEVEL" not in conf  # no peer-memory stand-in on this node
-    assert "unset: no peer-memory module found" in host.file("/etc/nccl.conf").content_string
+    assert "unset: no peer-memory module and no DMA-BUF GPU driver found" in host.file("/etc/nccl.conf").content_string
     assert _fact(host)["excluded"] is False
 
 
