@@ -8,6 +8,8 @@ exists here, so the driver is never loaded and GPU verification was SIMULATED in
 cuda-gpu1: open modules (auto, branch 570), Fabric Manager forced on, podman/CDI, DCGM.
 cuda-gpu2: proprietary modules, Fabric Manager auto (no NVSwitch here), no container runtime.
 """
+import re
+
 import pytest
 
 REPO_LINE = ("deb [signed-by=/usr/share/keyrings/cuda-archive-keyring.gpg] "
@@ -38,6 +40,21 @@ def test_pin_as_nvidias_pin_file(host):
     assert pin[-3:] == ["Package: *", "Pin: release l=NVIDIA CUDA", "Pin-Priority: 600"]
     policy = host.check_output("apt-cache policy libnccl2")
     assert "600 http://cuda-repo/compute/cuda/repos/debian12/x86_64  Packages" in policy, policy
+
+
+def test_nccl_pinned_to_the_driver_branchs_cuda_major(host):
+    # branch 570 is a CUDA 12 driver: the CUDA 12 NCCL build gets the pin's priority 1001, and
+    # apt's candidate is that build (the test-double repository serves it under its real name)
+    policy = host.check_output("apt-cache policy libnccl2")
+    assert "Candidate: 2.26.2-1+cuda12.8" in policy, policy
+    assert re.search(r"2\.26\.2-1\+cuda12\.8 1001", policy), policy
+
+
+def test_driver_and_nccl_held_container_toolkit_not(host):
+    held = host.check_output("apt-mark showhold").split()
+    assert {"libnccl2", "libnccl-dev", "nvidia-persistenced"} <= set(held), held
+    assert any(name.startswith(("nvidia-open-", "cuda-drivers-")) for name in held), held
+    assert not any(name.startswith("nvidia-container-") for name in held), held
 
 
 @pytest.mark.parametrize("pkg,version", [
