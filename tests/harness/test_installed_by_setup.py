@@ -62,6 +62,8 @@ def _commands():
             if line.lstrip().startswith("#"):
                 continue
             code = re.sub(r"\s#.*$", "", line).strip()
+            # text in quotes is an argument (a message, a pattern), not a command
+            code = re.sub(r"'[^']*'|\"[^\"]*\"", "''", code)
             words.update(_COMMAND.findall(code))
     builtins = set(subprocess.run(["bash", "-c", "compgen -bk"], capture_output=True, text=True, check=False).stdout.split())
     found = {}

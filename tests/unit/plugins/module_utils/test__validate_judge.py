@@ -351,7 +351,7 @@ def test_peer_memory_from_the_rdma_fact():
 
 
 def test_run_drains_the_failing_node_only():
-    # The scenario of molecule/validate: gpu1 gets the GDRDMA log, gpu2 the socket fallback, the
+    # The supplied results of molecule/cluster: gpu1 gets the GDRDMA log, gpu2 the socket fallback, the
     # cluster the OCI H100 run with its published hardware.
     results = [
         {"node": "gpu1", "test": "nccl_log", "origin": "supplied", "source": LOG_GDR,
