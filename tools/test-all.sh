@@ -35,7 +35,7 @@ summary() {
   printf '\n===== make test: time of every phase\n'
   printf '%s\n' "${results[@]}"
   printf '%-22s %5ss\n' total "$(( $(date +%s) - start_all ))"
-  echo "make test: $passed passed, $failed failed"
+  echo "phases: $passed passed, $failed failed"
 }
 trap summary EXIT
 
