@@ -3,7 +3,7 @@
 # every Molecule scenario, two at a time (longest first), each in its own log. Prints the time of
 # every phase and the total, and exits non-zero if any phase failed.
 #   TEST_JOBS=1 tools/test-all.sh      scenarios one after the other
-#   SCENARIOS="cluster rdma" ...       only these scenarios
+#   TEST_SCENARIOS="cluster rdma" ...  only these scenarios (make test passes it through)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 export PATH=$PWD/.venv/bin:$PATH
@@ -13,7 +13,7 @@ jobs=${TEST_JOBS:-2}
 # Longest first, so the two lanes finish close together (times in README, "Tests").
 order=(cluster rocm slurm-trixie cuda rdma rdma_mismatch)
 all=$(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml | cut -d/ -f2 | sort)
-scenarios=${SCENARIOS:-$( { printf '%s\n' "${order[@]}" | grep -Fxf <(echo "$all"); echo "$all" | grep -vFxf <(printf '%s\n' "${order[@]}"); } )}
+scenarios=${TEST_SCENARIOS:-$( { printf '%s\n' "${order[@]}" | grep -Fxf <(echo "$all"); echo "$all" | grep -vFxf <(printf '%s\n' "${order[@]}"); } )}
 
 results=()
 failed=0
