@@ -15,8 +15,8 @@ raising its own error type:
 * ``to_float(value, name, error, allow_none=True, minimum=None, positive=False)``: a finite float.
 * ``to_int(value, name, error, allow_none=False)``: an int from an int, an integral float or a
   string of digits (booleans are not numbers).
-* ``sysfs_int(text, where, error)``: an int as the kernel writes it in sysfs (decimal or ``0x``
-  hex, surrounding white space ignored).
+* ``sysfs_int(text, where, error, prefix="", max_len=24)``: an int as the kernel writes it in
+  sysfs (decimal or ``0x`` hex, surrounding white space ignored), also as tools print it (ibstat).
 """
 
 from __future__ import annotations
@@ -96,13 +96,18 @@ def to_int(value, name, error=ValueError, allow_none=False):
     raise error("%s must be an integer, got %r" % (name, value))
 
 
-def sysfs_int(text, where, error=ValueError):
-    """An int as the kernel writes it in sysfs (decimal or 0x hex); ``where`` names the file."""
+def sysfs_int(text, where, error=ValueError, prefix="", max_len=24):
+    """An int as the kernel writes it in sysfs (decimal or 0x hex); ``where`` names the file.
+
+    Also the numbers tools print from sysfs (ibstat's LIDs and port counts): ``prefix`` starts the
+    message (``"ibstat: "``), ``max_len`` bounds the value's length.
+    """
     value = (text or "").strip()
     # sysfs numbers are short ASCII: a long or non-ASCII value is refused before int() sees it
-    if len(value) > 24 or not value.isascii():
-        raise error("%s: %r is not a number" % (where, value[:40]))
+    message = "%s%s: %r is not a number" % (prefix, where, value[:40])
+    if len(value) > max_len or not value.isascii():
+        raise error(message)
     try:
         return int(value, 0)
     except ValueError:
-        raise error("%s: %r is not a number" % (where, value[:40]))
+        raise error(message)

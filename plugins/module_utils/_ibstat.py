@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import sysfs_int
 from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma import (
     SysfsRdmaError,
     normalize_link_layer,
@@ -57,12 +58,8 @@ _REQUIRED = ("State", "Physical state", "Rate", "Link layer")
 
 
 def _int(value, where):
-    if len(value) > 20 or not value.isascii():
-        raise IbstatError("ibstat: %s %r is not a number" % (where, value[:40]))
-    try:
-        return int(value, 0)
-    except ValueError:
-        raise IbstatError("ibstat: %s %r is not a number" % (where, value[:40]))
+    # ibstat prints what sysfs holds; its numbers (LIDs, port counts) are at most 20 characters
+    return sysfs_int(value, where, IbstatError, prefix="ibstat: ", max_len=20)
 
 
 def _finish_port(ca, port):

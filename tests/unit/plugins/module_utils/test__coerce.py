@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from ansible_collections.gpucluster.training.plugins.module_utils._coerce import to_bool, to_float, to_int, to_tri
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import sysfs_int, to_bool, to_float, to_int, to_tri
 
 
 class _Err(ValueError):
@@ -72,3 +72,20 @@ def test_to_int_refuses(value):
     with pytest.raises(_Err):
         to_int(value, "x", _Err)
     assert to_int(None, "x", _Err, allow_none=True) is None
+
+
+@pytest.mark.parametrize("text, expected", [("4\n", 4), (" 0x1b \n", 27), ("-1\n", -1)])
+def test_sysfs_int(text, expected):
+    assert sysfs_int(text, "/sys/x", _Err) == expected
+
+
+@pytest.mark.parametrize("text", ["", "four\n", "1" * 25, "\u0661\n", None])
+def test_sysfs_int_refuses_with_the_file_named(text):
+    with pytest.raises(_Err, match=r"^/sys/x: .* is not a number$"):
+        sysfs_int(text, "/sys/x", _Err)
+
+
+def test_sysfs_int_prefix_and_bound():
+    assert sysfs_int("1" * 20, "lid", _Err, prefix="ibstat: ", max_len=20) == int("1" * 20)
+    with pytest.raises(_Err, match=r"^ibstat: lid: '1{21}' is not a number$"):
+        sysfs_int("1" * 21, "lid", _Err, prefix="ibstat: ", max_len=20)

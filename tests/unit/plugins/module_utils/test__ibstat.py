@@ -54,6 +54,14 @@ def test_fractional_rate_and_warnings():
     assert fact["warnings"] == ["ibwarn: [1] umad_init: umad_init"]
 
 
+@pytest.mark.parametrize("lid", ["0xZZ", "1" * 21, "\u0661"])
+def test_lid_that_is_no_number_names_the_port(lid):
+    # synthetic: a real ibstat block (Hurray0 mlx5_0) with its Base lid replaced
+    text = load(MIXED).split("CA 'mlx5_1'")[0].replace("Base lid: 0", "Base lid: " + lid, 1)
+    with pytest.raises(IbstatError, match=r"^ibstat: CA 'mlx5_0' port 1 Base lid: .* is not a number$"):
+        parse_ibstat(text)
+
+
 @pytest.mark.parametrize("value", [None, "", "hello", "Port 1:\n", "CA 'x'\n", "CA 'x'\n\tNumber of ports: 1\n"])
 def test_not_ibstat(value):
     with pytest.raises(IbstatError):
