@@ -38,6 +38,8 @@ from __future__ import annotations
 import math
 import re
 
+from ansible_collections.gpucluster.training.plugins.module_utils._parse_text import require_text
+
 __all__ = ["CollectivePerfParseError", "parse_collective_perf"]
 
 
@@ -116,15 +118,8 @@ def _lines(text: str):
 
 def parse_collective_perf(text: str) -> dict:
     """Parse the output of one nccl-tests / rccl-tests run; see the module docstring."""
-    if not isinstance(text, str):
-        raise CollectivePerfParseError(
-            "expected the text of an nccl-tests run, got %s" % type(text).__name__
-        )
-    if len(text) > MAX_TEXT_CHARS:
-        raise CollectivePerfParseError(
-            "the text is %d characters, more than the %d this parser reads: pass the output of one run"
-            % (len(text), MAX_TEXT_CHARS)
-        )
+    require_text(text, MAX_TEXT_CHARS, CollectivePerfParseError, "expected the text of an nccl-tests run, got %s",
+                 "the text is %d characters, more than the %d this parser reads: pass the output of one run")
 
     hosts = []           # distinct hosts, in order of the # Rank lines
     rank_ids = set()

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.gpucluster.training.plugins.module_utils._coerce import sysfs_int
+from ansible_collections.gpucluster.training.plugins.module_utils._parse_text import require_text
 from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma import (
     SysfsRdmaError,
     normalize_link_layer,
@@ -106,11 +107,8 @@ def _finish_ca(ca):
 
 def parse_ibstat(text):
     """Parse ``ibstat`` output; see the module docstring for the result."""
-    if not isinstance(text, str):
-        raise IbstatError("ibstat: expected the output as text, got %s" % type(text).__name__)
-    if len(text) > MAX_TEXT_CHARS:
-        raise IbstatError("ibstat: the output is %d characters, more than the %d ibstat prints: not ibstat output"
-                          % (len(text), MAX_TEXT_CHARS))
+    require_text(text, MAX_TEXT_CHARS, IbstatError, "ibstat: expected the output as text, got %s",
+                 "ibstat: the output is %d characters, more than the %d ibstat prints: not ibstat output")
     devices = []
     warnings = []
     ca = None

@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.gpucluster.training.plugins.module_utils._parse_text import require_text
+
 __all__ = ["NcclLogParseError", "parse_nccl_log"]
 
 
@@ -103,12 +105,9 @@ def _channel_transport(rest):
 
 def parse_nccl_log(text: str) -> dict:
     """Parse an ``NCCL_DEBUG=INFO`` log; see the module docstring."""
-    if not isinstance(text, str):
-        raise NcclLogParseError("expected the text of an NCCL log, got %s" % type(text).__name__)
-    if len(text) > MAX_TEXT_CHARS:
-        raise NcclLogParseError("the log is %d characters, more than the %d this parser reads: give the "
-                                "log of fewer ranks (NCCL_DEBUG_FILE per rank) or a part of it"
-                                % (len(text), MAX_TEXT_CHARS))
+    require_text(text, MAX_TEXT_CHARS, NcclLogParseError, "expected the text of an NCCL log, got %s",
+                 "the log is %d characters, more than the %d this parser reads: give the "
+                 "log of fewer ranks (NCCL_DEBUG_FILE per rank) or a part of it")
 
     version = library = None
     networks = []

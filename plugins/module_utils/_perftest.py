@@ -28,6 +28,8 @@ from __future__ import annotations
 import math
 import re
 
+from ansible_collections.gpucluster.training.plugins.module_utils._parse_text import require_text
+
 __all__ = ["PerftestParseError", "parse_perftest_bw", "MB_PER_SEC_IN_GBPS"]
 
 MB_PER_SEC_IN_GBPS = 1048576 * 8 / 1e9
@@ -85,15 +87,8 @@ def _fields(line: str):
 
 def parse_perftest_bw(text: str) -> dict:
     """Parse one perftest bandwidth run; see the module docstring."""
-    if not isinstance(text, str):
-        raise PerftestParseError(
-            "expected the text of a perftest run, got %s" % type(text).__name__
-        )
-    if len(text) > MAX_TEXT_CHARS:
-        raise PerftestParseError(
-            "the text is %d characters, more than the %d a perftest run prints: pass one run"
-            % (len(text), MAX_TEXT_CHARS)
-        )
+    require_text(text, MAX_TEXT_CHARS, PerftestParseError, "expected the text of a perftest run, got %s",
+                 "the text is %d characters, more than the %d a perftest run prints: pass one run")
     fields = {}
     title = None
     unit = None

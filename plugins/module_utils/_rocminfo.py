@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.gpucluster.training.plugins.module_utils._gpu_models import amd_model, partition_of
+from ansible_collections.gpucluster.training.plugins.module_utils._parse_text import require_text
 
 
 class RocminfoError(ValueError):
@@ -207,11 +208,8 @@ def _gpu_device(index, agent):
 
 def parse_rocminfo(text, partial=False):
     """Parse ``rocminfo`` output; see the module docstring for the result and the rules."""
-    if not isinstance(text, str):
-        raise RocminfoError("rocminfo: expected the output as text, got %s" % type(text).__name__)
-    if len(text) > MAX_TEXT_CHARS:
-        raise RocminfoError("rocminfo: the output is %d characters, more than the %d rocminfo ever prints: "
-                            "not rocminfo output" % (len(text), MAX_TEXT_CHARS))
+    require_text(text, MAX_TEXT_CHARS, RocminfoError, "rocminfo: expected the output as text, got %s",
+                 "rocminfo: the output is %d characters, more than the %d rocminfo ever prints: not rocminfo output")
     if "\x00" in text:
         raise RocminfoError("rocminfo: output contains NUL bytes (binary data, not rocminfo output)")
     _check_failures(text)
