@@ -72,43 +72,69 @@ _NV_HOPPER_WP = "https://resources.nvidia.com/en-us-tensor-core/gtc22-whitepaper
 _NV_H200 = "https://www.nvidia.com/en-us/data-center/h200/"
 _PLANNER_REF = "project docs: planner-reference.md section 5 (hardware, dense)"
 
+# The families whose members differ in memory (and name): the base member, the others below as
+# dict(base, <what differs>).
+_MI300X = {
+    "vendor": "amd",
+    "name": "AMD Instinct MI300X",
+    "arch": "gfx942",
+    "unit": "card (one OAM, one GPU to ROCm in SPX mode)",
+    "memory_gib": 192,
+    "memory_bandwidth_tbs": 5.3,
+    "bf16_tflops": 1307.4,
+    "fp8_tflops": 2614.9,
+    "fp8": True,
+    "interconnect": "xgmi",
+    # 7 Infinity Fabric links x 128 GB/s (bidirectional) = 896 GB/s per GPU.
+    "interconnect_links": 7,
+    "interconnect_link_gbs": 128,
+    "interconnect_gbs": 896,
+    "slurm_types": ("mi300x",),
+    "sources": (_AMD_MI300X_DS, _AMD_MI300, _AMD_SPECS, _PLANNER_REF),
+}
+_A100_40GB = {
+    "vendor": "nvidia",
+    "name": "NVIDIA A100-SXM4-40GB",
+    "arch": "sm_80",
+    "unit": "card (SXM4)",
+    "memory_gib": 40,
+    "memory_bandwidth_tbs": 1.555,
+    "bf16_tflops": 312.0,
+    "fp8_tflops": None,
+    "fp8": False,
+    "interconnect": "nvlink",
+    # NVLink 3: 12 links x 50 GB/s = 600 GB/s (data sheet).
+    "interconnect_links": 12,
+    "interconnect_link_gbs": 50,
+    "interconnect_gbs": 600,
+    "slurm_types": ("a100",),
+    "sources": (_NV_A100_DS, _PLANNER_REF),
+}
+_H100 = {
+    "vendor": "nvidia",
+    "name": "NVIDIA H100 SXM5 80GB",
+    "arch": "sm_90",
+    "unit": "card (SXM5)",
+    "memory_gib": 80,
+    "memory_bandwidth_tbs": 3.35,
+    "bf16_tflops": 989.4,
+    "fp8_tflops": 1978.9,
+    "fp8": True,
+    "interconnect": "nvlink",
+    # NVLink 4: 18 links x 50 GB/s = 900 GB/s (data sheet, Hopper white paper).
+    "interconnect_links": 18,
+    "interconnect_link_gbs": 50,
+    "interconnect_gbs": 900,
+    "slurm_types": ("h100",),
+    "sources": (_NV_H100_DS, _NV_HOPPER_WP, _PLANNER_REF),
+}
+
 # GPU presets. Keys are the names the planner's ``gpu`` option accepts.
 GPUS = {
-    "mi300x": {
-        "vendor": "amd",
-        "name": "AMD Instinct MI300X",
-        "arch": "gfx942",
-        "unit": "card (one OAM, one GPU to ROCm in SPX mode)",
-        "memory_gib": 192,
-        "memory_bandwidth_tbs": 5.3,
-        "bf16_tflops": 1307.4,
-        "fp8_tflops": 2614.9,
-        "fp8": True,
-        "interconnect": "xgmi",
-        # 7 Infinity Fabric links x 128 GB/s (bidirectional) = 896 GB/s per GPU.
-        "interconnect_links": 7,
-        "interconnect_link_gbs": 128,
-        "interconnect_gbs": 896,
-        "slurm_types": ("mi300x",),
-        "sources": (_AMD_MI300X_DS, _AMD_MI300, _AMD_SPECS, _PLANNER_REF),
-    },
-    "mi325x": {
-        "vendor": "amd",
-        "name": "AMD Instinct MI325X",
-        "arch": "gfx942",
-        "unit": "card (one OAM)",
-        "memory_gib": 256,
-        "memory_bandwidth_tbs": 6.0,
-        "bf16_tflops": 1307.4,
-        "fp8_tflops": 2614.9,
-        "fp8": True,
-        "interconnect": "xgmi",
-        "interconnect_links": 7,
-        "interconnect_link_gbs": 128,
-        "interconnect_gbs": 896,
-        "slurm_types": ("mi325x",),
-        "sources": (_AMD_MI325X_DS, _AMD_SPECS, _PLANNER_REF),
-    },
+    "mi300x": _MI300X,
+    # Same CDNA 3 die (compute) and Infinity Fabric as the MI300X; HBM3e.
+    "mi325x": dict(_MI300X, name="AMD Instinct MI325X", unit="card (one OAM)", memory_gib=256, memory_bandwidth_tbs=6.0,
+                   slurm_types=("mi325x",), sources=(_AMD_MI325X_DS, _AMD_SPECS, _PLANNER_REF)),
     # Per GCD: what ROCm, Slurm (one GRES per /dev/dri/renderD*) and torch see as one GPU.
     # Derived from the card figures below by halving (two GCDs per OAM).
     "mi250x": {
@@ -184,76 +210,13 @@ GPUS = {
         "slurm_types": ("mi100",),
         "sources": (_AMD_MI100_DS, _AMD_SPECS),
     },
-    "a100-40gb": {
-        "vendor": "nvidia",
-        "name": "NVIDIA A100-SXM4-40GB",
-        "arch": "sm_80",
-        "unit": "card (SXM4)",
-        "memory_gib": 40,
-        "memory_bandwidth_tbs": 1.555,
-        "bf16_tflops": 312.0,
-        "fp8_tflops": None,
-        "fp8": False,
-        "interconnect": "nvlink",
-        # NVLink 3: 12 links x 50 GB/s = 600 GB/s (data sheet).
-        "interconnect_links": 12,
-        "interconnect_link_gbs": 50,
-        "interconnect_gbs": 600,
-        "slurm_types": ("a100",),
-        "sources": (_NV_A100_DS, _PLANNER_REF),
-    },
-    "a100-80gb": {
-        "vendor": "nvidia",
-        "name": "NVIDIA A100-SXM4-80GB",
-        "arch": "sm_80",
-        "unit": "card (SXM4)",
-        "memory_gib": 80,
-        "memory_bandwidth_tbs": 2.039,
-        "bf16_tflops": 312.0,
-        "fp8_tflops": None,
-        "fp8": False,
-        "interconnect": "nvlink",
-        "interconnect_links": 12,
-        "interconnect_link_gbs": 50,
-        "interconnect_gbs": 600,
-        "slurm_types": ("a100",),
-        "sources": (_NV_A100_DS, _PLANNER_REF),
-    },
-    "h100": {
-        "vendor": "nvidia",
-        "name": "NVIDIA H100 SXM5 80GB",
-        "arch": "sm_90",
-        "unit": "card (SXM5)",
-        "memory_gib": 80,
-        "memory_bandwidth_tbs": 3.35,
-        "bf16_tflops": 989.4,
-        "fp8_tflops": 1978.9,
-        "fp8": True,
-        "interconnect": "nvlink",
-        # NVLink 4: 18 links x 50 GB/s = 900 GB/s (data sheet, Hopper white paper).
-        "interconnect_links": 18,
-        "interconnect_link_gbs": 50,
-        "interconnect_gbs": 900,
-        "slurm_types": ("h100",),
-        "sources": (_NV_H100_DS, _NV_HOPPER_WP, _PLANNER_REF),
-    },
-    "h200": {
-        "vendor": "nvidia",
-        "name": "NVIDIA H200 SXM 141GB",
-        "arch": "sm_90",
-        "unit": "card (SXM)",
-        "memory_gib": 141,
-        "memory_bandwidth_tbs": 4.8,
-        "bf16_tflops": 989.4,
-        "fp8_tflops": 1978.9,
-        "fp8": True,
-        "interconnect": "nvlink",
-        "interconnect_links": 18,
-        "interconnect_link_gbs": 50,
-        "interconnect_gbs": 900,
-        "slurm_types": ("h200",),
-        "sources": (_NV_H200, _NV_HOPPER_WP, _PLANNER_REF),
-    },
+    "a100-40gb": _A100_40GB,
+    # Same A100 die and NVLink 3 as the 40 GB card; HBM2e.
+    "a100-80gb": dict(_A100_40GB, name="NVIDIA A100-SXM4-80GB", memory_gib=80, memory_bandwidth_tbs=2.039),
+    "h100": _H100,
+    # Same Hopper die (compute) and NVLink 4 as the H100; HBM3e.
+    "h200": dict(_H100, name="NVIDIA H200 SXM 141GB", unit="card (SXM)", memory_gib=141, memory_bandwidth_tbs=4.8,
+                 slurm_types=("h200",), sources=(_NV_H200, _NV_HOPPER_WP, _PLANNER_REF)),
 }
 
 # Network link rates per port, Gb/s of data. InfiniBand 4x ports (what HCAs expose);
