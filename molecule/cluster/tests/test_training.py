@@ -49,11 +49,16 @@ def test_megatron_job_has_the_planned_layout_and_rendezvous(host):
     assert "TP 4 x PP 1 x CP 1 x DP 2" in text
 
 
-def test_megatron_step_execs_into_the_training_container(host):
+def step_script(host, name):
+    """The text of the step script ``name`` on a compute node and its ``exec`` line (skips on the controller)."""
     if on_controller(host):
         pytest.skip("step scripts live on the compute nodes")
-    text = host.file("%s/megatron.step.sh" % JOBS).content_string
-    line = [x for x in text.splitlines() if x.startswith("exec ")][0]
+    text = host.file("%s/%s.step.sh" % (JOBS, name)).content_string
+    return text, [x for x in text.splitlines() if x.startswith("exec ")][0]
+
+
+def test_megatron_step_execs_into_the_training_container(host):
+    text, line = step_script(host, "megatron")
     assert line.startswith("exec podman exec ")
     for var in ["NODE_RANK", "NNODES", "MASTER_ADDR", "TP", "PP", "TE_FP8", "NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE"]:
         assert " -e %s " % var in line, var
@@ -62,10 +67,7 @@ def test_megatron_step_execs_into_the_training_container(host):
 
 
 def test_finetune_step_runs_torchrun_in_the_image_with_the_tutorials_arguments(host):
-    if on_controller(host):
-        pytest.skip("step scripts live on the compute nodes")
-    text = host.file("%s/finetune.step.sh" % JOBS).content_string
-    line = [x for x in text.splitlines() if x.startswith("exec ")][0]
+    text, line = step_script(host, "finetune")
     assert line.startswith("exec podman run --rm ")
     # nproc_per_node from the (simulated) probed GPU count; rank variables passed in
     assert "--nproc_per_node 4" in line
