@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.gpucluster.training.plugins.module_utils._ibstat import IbstatError, parse_ibstat
-from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import property_tests
+from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import parser_tests
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "ibstat"
 IB = "ibstat_H100_8xCX7-NDR400-IB_plus_4xCX6Dx-Ethernet_mooncake2039.txt"
@@ -71,13 +71,9 @@ def test_not_ibstat(value):
 TEXTS = [load(IB), load(ROCE), load(MIXED)]
 
 
-def _checked(text):
-    try:
-        result = parse_ibstat(text)
-    except IbstatError:
-        return None
+def _shape(result):
     assert isinstance(result["devices"], list)
-    return result
 
 
-test_property_garbled_fixture, test_property_arbitrary_text, test_property_reordered_lines = property_tests(_checked, TEXTS)
+test_property_garbled_fixture, test_property_arbitrary_text, test_property_reordered_lines, test_not_text = parser_tests(
+    parse_ibstat, IbstatError, TEXTS, _shape)
