@@ -13,13 +13,8 @@ from ansible_collections.gpucluster.training.plugins.module_utils._collective_pe
     CollectivePerfParseError,
     parse_collective_perf,
 )
+from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
 from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import parser_tests
-
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
-
-
-def _read(name):
-    return (FIXTURES / name).read_text(encoding="utf-8")
 
 
 # name, complete, nodes, ranks, gpu_model, n_rows, first row, last out-of-place, avg, max, wrong_total
@@ -105,7 +100,7 @@ FIXTURE_NAMES = [case[0] for case in CASES]
 )
 def test_fixture(name, complete, nodes, ranks, gpu_model, n_rows, first, last, avg, busbw_max,
                  wrong_total):
-    result = parse_collective_perf(_read(name))
+    result = parse_collective_perf(fixture_text(name))
     assert result["complete"] is complete
     assert result["nodes"] == nodes
     assert result["ranks"] == ranks
@@ -123,25 +118,25 @@ def test_fixture(name, complete, nodes, ranks, gpu_model, n_rows, first, last, a
 
 @pytest.mark.parametrize("name", FIXTURE_NAMES, ids=[Path(n).stem for n in FIXTURE_NAMES])
 def test_crlf_gives_the_same_result(name):
-    text = _read(name)
+    text = fixture_text(name)
     assert parse_collective_perf(text.replace("\n", "\r\n")) == parse_collective_perf(text)
 
 
 def test_srun_prefix_is_the_same_as_no_prefix():
-    text = _read("nccl-tests/rccl_all_reduce_perf_4node_32xMI250X_srun_label_rccl1490.txt")
+    text = fixture_text("nccl-tests/rccl_all_reduce_perf_4node_32xMI250X_srun_label_rccl1490.txt")
     unprefixed = "\n".join(line[4:] for line in text.splitlines())  # synthetic: " 0: " removed
     assert parse_collective_perf(unprefixed) == parse_collective_perf(text)
 
 
 def test_mpirun_tag_output_prefix():
-    text = _read("nccl-tests/nccl_all_reduce_perf_2node_16xH100_OCI_RoCE_ocitutorials.txt")
+    text = fixture_text("nccl-tests/nccl_all_reduce_perf_2node_16xH100_OCI_RoCE_ocitutorials.txt")
     tagged = "\n".join("[1,0]<stdout>:" + line for line in text.splitlines())  # synthetic
     assert parse_collective_perf(tagged) == parse_collective_perf(text)
 
 
 def test_header_printed_but_run_never_finished():
     # synthetic: the real H100 run cut after its column header (a job killed before any row)
-    text = _read("nccl-tests/nccl_all_reduce_perf_2node_16xH100_OCI_RoCE_ocitutorials.txt")
+    text = fixture_text("nccl-tests/nccl_all_reduce_perf_2node_16xH100_OCI_RoCE_ocitutorials.txt")
     cut = text[: text.index("  1073741824")]
     result = parse_collective_perf(cut)
     assert result["complete"] is False
@@ -152,7 +147,7 @@ def test_header_printed_but_run_never_finished():
 
 def test_layout_without_header_is_taken_from_the_rows():
     # synthetic: the old-layout DGX run with its three header lines removed
-    text = _read("nccl-tests/nccl_all_reduce_perf_4node_DGX-A100_IB_error_column_deepops.txt")
+    text = fixture_text("nccl-tests/nccl_all_reduce_perf_4node_DGX-A100_IB_error_column_deepops.txt")
     rows_only = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
     result = parse_collective_perf(rows_only)
     assert len(result["rows"]) == 13
@@ -180,7 +175,7 @@ def test_na_and_asterisk_values():
 
 
 def test_two_runs_in_one_text_are_refused():
-    text = _read("nccl-tests/rccl_all_reduce_perf_4node_32xMI250X_srun_label_rccl1490.txt")
+    text = fixture_text("nccl-tests/rccl_all_reduce_perf_4node_32xMI250X_srun_label_rccl1490.txt")
     with pytest.raises(CollectivePerfParseError, match="one run at a time"):
         parse_collective_perf(text + text)
 
@@ -199,4 +194,4 @@ def _shape(result):
 
 
 test_property_garbled_fixture, test_property_arbitrary_text, test_property_reordered_lines, test_not_text = parser_tests(
-    parse_collective_perf, CollectivePerfParseError, [_read(name) for name in FIXTURE_NAMES], _shape)
+    parse_collective_perf, CollectivePerfParseError, [fixture_text(name) for name in FIXTURE_NAMES], _shape)

@@ -11,7 +11,6 @@ named in each case, since show_gids does not print them). Inputs named "syntheti
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -29,8 +28,8 @@ from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma im
     parse_show_gids,
     parse_sysfs_rdma,
 )
+from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 IBSTAT_H100_IB = "ibstat/ibstat_H100_8xCX7-NDR400-IB_plus_4xCX6Dx-Ethernet_mooncake2039.txt"
 IBSTAT_CX6DX_ROCE = "ibstat/ibstat_2xCX6Dx-RoCE-100G_l2fwd-nv6.txt"
 GIDS_2XCX = "gids/show_gids_2xCX_RoCE_ens3np0_ens2np0_rows_for_mlx5_0-1_nccl1131.txt"
@@ -38,15 +37,11 @@ GIDS_CX6 = "gids/show_gids_CX6_ens1f0_RoCE_v1v2_ipv4_at_index4-5_ibm_ssnr_pr4.tx
 NETWORK = {"default_ipv4": {"interface": "eth0"}}
 
 
-def _read(name):
-    return (FIXTURES / name).read_text(encoding="utf-8")
-
-
 def _sysfs_from_show_gids(gids_name, ibstat_name):
     """sysfs tree: GID table from a show_gids capture, port attributes from an ibstat capture."""
-    ports = dict((dev["name"], dev["ports"][0]) for dev in parse_ibstat(_read(ibstat_name))["devices"])
+    ports = dict((dev["name"], dev["ports"][0]) for dev in parse_ibstat(fixture_text(ibstat_name))["devices"])
     files = {}
-    for row in parse_show_gids(_read(gids_name)):
+    for row in parse_show_gids(fixture_text(gids_name)):
         base = "class/infiniband/%s" % row["device"]
         pbase = "%s/ports/%d" % (base, row["port"])
         port = ports[row["device"]]
@@ -67,7 +62,7 @@ def _node(host, rdma, policy=None):
 
 @pytest.fixture(name="ib_node")
 def fixture_ib_node():
-    return _node("ib1", parse_ibstat(_read(IBSTAT_H100_IB)))
+    return _node("ib1", parse_ibstat(fixture_text(IBSTAT_H100_IB)))
 
 
 @pytest.fixture(name="roce3")
@@ -189,7 +184,7 @@ def test_node_without_rdma_disagrees_with_an_rdma_fabric(roce3):
 
 
 def test_roce_node_without_known_gid_table_is_reported_unset():
-    rdma = parse_ibstat(_read(IBSTAT_CX6DX_ROCE))  # ibstat: no GID table, index left unset
+    rdma = parse_ibstat(fixture_text(IBSTAT_CX6DX_ROCE))  # ibstat: no GID table, index left unset
     unknown = _node("ibstat1", rdma)
     assert "NCCL_IB_GID_INDEX" not in unknown["env"]
     known = _node("roce3", _sysfs_from_show_gids(GIDS_2XCX, IBSTAT_CX6DX_ROCE))

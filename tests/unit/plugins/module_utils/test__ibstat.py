@@ -5,26 +5,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from ansible_collections.gpucluster.training.plugins.module_utils._ibstat import IbstatError, parse_ibstat
+from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
 from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import parser_tests
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "ibstat"
 IB = "ibstat_H100_8xCX7-NDR400-IB_plus_4xCX6Dx-Ethernet_mooncake2039.txt"
 ROCE = "ibstat_2xCX6Dx-RoCE-100G_l2fwd-nv6.txt"
 MIXED = "ibstat_CX4-RoCE-active_plus_IB-down_hurray0.txt"
 
 
-def load(name):
-    return (FIXTURES / name).read_text()
-
-
 @pytest.mark.parametrize("name,devices,active,ib_active,roce_active", [(IB, 12, 10, 8, 2), (ROCE, 2, 2, 0, 2), (MIXED, 2, 1, 0, 1)])
 def test_fixture(name, devices, active, ib_active, roce_active):
-    fact = parse_ibstat(load(name))
+    fact = parse_ibstat(fixture_text("ibstat", name))
     assert fact["source"] == "ibstat"
     assert len(fact["devices"]) == devices
     ports = [p for d in fact["devices"] for p in d["ports"] if p["state"] == "ACTIVE"]
@@ -35,20 +30,20 @@ def test_fixture(name, devices, active, ib_active, roce_active):
 
 
 def test_ib_values():
-    dev = parse_ibstat(load(IB))["devices"][0]
+    dev = parse_ibstat(fixture_text("ibstat", IB))["devices"][0]
     assert dev["name"] == "mlx5_0" and dev["fw_ver"] == "28.41.1000" and dev["ca_type"] == "MT4129"
     assert dev["ports"][0] == {"port": 1, "state": "ACTIVE", "phys_state": "LinkUp", "rate_gbps": 400, "link_layer": "InfiniBand",
                                "lid": 287, "sm_lid": 1024, "port_guid": "0x58a2e103001b2576", "gids": None}
 
 
 def test_down_port():
-    port = parse_ibstat(load(MIXED))["devices"][1]["ports"][0]
+    port = parse_ibstat(fixture_text("ibstat", MIXED))["devices"][1]["ports"][0]
     assert (port["state"], port["phys_state"], port["rate_gbps"], port["sm_lid"]) == ("DOWN", "Disabled", 10, 1)
 
 
 def test_fractional_rate_and_warnings():
     # synthetic: a real ibstat block (Hurray0 mlx5_0) with rate 2.5 (seen on a CX6-Dx, MrBr-github/lshca#79) and an ibwarn line
-    text = load(MIXED).split("CA 'mlx5_1'")[0].replace("Rate: 100", "Rate: 2.5") + "ibwarn: [1] umad_init: umad_init\n"
+    text = fixture_text("ibstat", MIXED).split("CA 'mlx5_1'")[0].replace("Rate: 100", "Rate: 2.5") + "ibwarn: [1] umad_init: umad_init\n"
     fact = parse_ibstat(text)
     assert fact["devices"][0]["ports"][0]["rate_gbps"] == 2.5
     assert fact["warnings"] == ["ibwarn: [1] umad_init: umad_init"]
@@ -57,7 +52,7 @@ def test_fractional_rate_and_warnings():
 @pytest.mark.parametrize("lid", ["0xZZ", "1" * 21, "\u0661"])
 def test_lid_that_is_no_number_names_the_port(lid):
     # synthetic: a real ibstat block (Hurray0 mlx5_0) with its Base lid replaced
-    text = load(MIXED).split("CA 'mlx5_1'")[0].replace("Base lid: 0", "Base lid: " + lid, 1)
+    text = fixture_text("ibstat", MIXED).split("CA 'mlx5_1'")[0].replace("Base lid: 0", "Base lid: " + lid, 1)
     with pytest.raises(IbstatError, match=r"^ibstat: CA 'mlx5_0' port 1 Base lid: .* is not a number$"):
         parse_ibstat(text)
 
@@ -68,7 +63,7 @@ def test_not_ibstat(value):
         parse_ibstat(value)
 
 
-TEXTS = [load(IB), load(ROCE), load(MIXED)]
+TEXTS = [fixture_text("ibstat", IB), fixture_text("ibstat", ROCE), fixture_text("ibstat", MIXED)]
 
 
 def _shape(result):

@@ -13,18 +13,14 @@ from ansible_collections.gpucluster.training.plugins.module_utils._nccl_log impo
     NcclLogParseError,
     parse_nccl_log,
 )
+from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
 from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import parser_tests
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "nccl-log"
 GDRDMA = "nccl_gather_perf_2node_A100_RoCE+IB_GDRDMA_nccl2.16.5_nccltests350.log"
 NO_GDRDMA = "nccl_horovod_2node_V100_IB_mlx4_noGDRDMA_mpi_prefix_nccl2.16.2_supersecurehuman.log"
 SOCKET = "rccl_ddp_1node_2x7900XTX_socket_fallback_rccl2.17.1_rccl1055.log"
 PLUGIN = "nccl_alltoall_2node_H20_RoCE_bond_NCCL_RDMA_Plugin_v6_GDRDMA_nccl2.26.5_nccltests321.log"
 FIXTURE_NAMES = [GDRDMA, NO_GDRDMA, SOCKET, PLUGIN]
-
-
-def _read(name):
-    return (FIXTURES / name).read_text(encoding="utf-8")
 
 
 CASES = [
@@ -71,7 +67,7 @@ CASES = [
 @pytest.mark.parametrize("name, expected, n_channels, first_channel", CASES,
                          ids=[Path(c[0]).stem for c in CASES])
 def test_fixture(name, expected, n_channels, first_channel):
-    result = parse_nccl_log(_read(name))
+    result = parse_nccl_log(fixture_text("nccl-log", name))
     channels = result.pop("channels")
     assert result == expected
     assert len(channels) == n_channels
@@ -80,19 +76,19 @@ def test_fixture(name, expected, n_channels, first_channel):
 
 
 def test_gdrdma_fixture_marks_shared_channels():
-    channels = parse_nccl_log(_read(GDRDMA))["channels"]
+    channels = parse_nccl_log(fixture_text("nccl-log", GDRDMA))["channels"]
     assert [c["shared"] for c in channels] == [False, False, False, False, True, True]
     assert {c["direction"] for c in channels} == {"send", "receive"}
 
 
 @pytest.mark.parametrize("name", FIXTURE_NAMES, ids=[Path(n).stem for n in FIXTURE_NAMES])
 def test_crlf_gives_the_same_result(name):
-    text = _read(name)
+    text = fixture_text("nccl-log", name)
     assert parse_nccl_log(text.replace("\n", "\r\n")) == parse_nccl_log(text)
 
 
 def test_srun_label_prefix():
-    text = _read(GDRDMA)
+    text = fixture_text("nccl-log", GDRDMA)
     labelled = "\n".join(" 0: " + line for line in text.splitlines())  # synthetic prefix
     assert parse_nccl_log(labelled) == parse_nccl_log(text)
 
@@ -150,4 +146,4 @@ def _shape(result):
 
 
 test_property_garbled_fixture, test_property_arbitrary_text, test_property_reordered_lines, test_not_text = parser_tests(
-    parse_nccl_log, NcclLogParseError, [_read(name) for name in FIXTURE_NAMES], _shape)
+    parse_nccl_log, NcclLogParseError, [fixture_text("nccl-log", name) for name in FIXTURE_NAMES], _shape)

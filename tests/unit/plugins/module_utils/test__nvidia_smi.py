@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -13,15 +12,11 @@ from hypothesis import strategies as st
 
 from ansible_collections.gpucluster.training.plugins.module_utils._gpu_models import gpu_facts
 from ansible_collections.gpucluster.training.plugins.module_utils._nvidia_smi import NvidiaSmiError, parse_nvidia_smi_xml
+from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
 from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import property_tests
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "nvidia-smi"
 MIG = "nvidia_smi_q_x_A100-SXM4-80GB_MIG_4instances_drv535_telegraf.xml"
 T4 = "nvidia_smi_q_x_Tesla-T4_passthrough_drv515_telegraf.xml"
-
-
-def load(name):
-    return (FIXTURES / name).read_text()
 
 
 @pytest.mark.parametrize("name,count,physical,slug,memory,driver,warnings", [
@@ -29,7 +24,7 @@ def load(name):
     (T4, 1, 1, "t4", 15360, "515.105.01", 0),
 ])
 def test_fixture(name, count, physical, slug, memory, driver, warnings):
-    parsed = parse_nvidia_smi_xml(load(name))
+    parsed = parse_nvidia_smi_xml(fixture_text("nvidia-smi", name))
     facts = gpu_facts("nvidia", parsed["gpus"], driver_version=parsed["driver_version"], warnings=parsed["warnings"])
     assert facts["count"] == count
     assert facts["physical_count"] == physical
@@ -40,7 +35,7 @@ def test_fixture(name, count, physical, slug, memory, driver, warnings):
 
 
 def test_mig_instances_are_the_devices():
-    gpus = parse_nvidia_smi_xml(load(MIG))["gpus"]
+    gpus = parse_nvidia_smi_xml(fixture_text("nvidia-smi", MIG))["gpus"]
     assert [dev["mig"]["gpu_instance_id"] for dev in gpus] == [3, 4, 5, 6]
     assert {dev["mig"]["parent_uuid"] for dev in gpus} == {"GPU-513536b6-7d19-9063-b049-1e69664bb298"}
     assert all(dev["mig"]["multiprocessor_count"] == 14 for dev in gpus)
@@ -50,7 +45,7 @@ def test_mig_instances_are_the_devices():
 
 
 def test_t4():
-    gpu = parse_nvidia_smi_xml(load(T4))["gpus"][0]
+    gpu = parse_nvidia_smi_xml(fixture_text("nvidia-smi", T4))["gpus"][0]
     assert gpu["model"] == "Tesla T4"
     assert gpu["pci_bus_id"] == "0000:00:1e.0"
     assert gpu["virtualization_mode"] == "Pass-Through"
@@ -72,7 +67,7 @@ def test_not_nvidia_smi(value):
         parse_nvidia_smi_xml(value)
 
 
-TEXTS = [load(MIG), load(T4)]
+TEXTS = [fixture_text("nvidia-smi", MIG), fixture_text("nvidia-smi", T4)]
 
 
 def _checked(text):

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import signal
-from pathlib import Path
 
 import pytest
 
@@ -35,13 +34,8 @@ from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma im
     SysfsRdmaError, parse_show_gids, parse_sysfs_rdma)
 from ansible_collections.gpucluster.training.plugins.module_utils._validate_judge import (
     ValidateJudgeError, judge_collective, node_hardware)
+from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
 from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import adversarial
-
-FIX = Path(__file__).resolve().parents[3] / "fixtures"
-
-
-def _fixture(rel):
-    return (FIX / rel).read_text(encoding="utf-8")
 
 
 def _port_files(text):
@@ -71,27 +65,27 @@ def _judge(text):
 
 # name: (call, own error classes, sample text)
 PARSERS = {
-    "rocminfo": (parse_rocminfo, (RocminfoError,), _fixture("rocminfo/rocminfo_4xMI300X_gfx942_EPYC9474F_thamada.txt")),
+    "rocminfo": (parse_rocminfo, (RocminfoError,), fixture_text("rocminfo/rocminfo_4xMI300X_gfx942_EPYC9474F_thamada.txt")),
     "nvidia_smi": (parse_nvidia_smi_xml, (NvidiaSmiError,),
-                   _fixture("nvidia-smi/nvidia_smi_q_x_Tesla-T4_passthrough_drv515_telegraf.xml")),
+                   fixture_text("nvidia-smi/nvidia_smi_q_x_Tesla-T4_passthrough_drv515_telegraf.xml")),
     "ibstat": (parse_ibstat, (IbstatError,),
-               _fixture("ibstat/ibstat_H100_8xCX7-NDR400-IB_plus_4xCX6Dx-Ethernet_mooncake2039.txt")),
+               fixture_text("ibstat/ibstat_H100_8xCX7-NDR400-IB_plus_4xCX6Dx-Ethernet_mooncake2039.txt")),
     "show_gids": (parse_show_gids, (SysfsRdmaError,),
-                  _fixture("gids/show_gids_CX6_ens1f0_RoCE_v1v2_ipv4_at_index4-5_ibm_ssnr_pr4.txt")),
+                  fixture_text("gids/show_gids_CX6_ens1f0_RoCE_v1v2_ipv4_at_index4-5_ibm_ssnr_pr4.txt")),
     "sysfs_rdma": (lambda t: parse_sysfs_rdma(_port_files(t)), (SysfsRdmaError,), "4: ACTIVE\n"),
     "nccl_log": (parse_nccl_log, (NcclLogParseError,),
-                 _fixture("nccl-log/nccl_alltoall_2node_H20_RoCE_bond_NCCL_RDMA_Plugin_v6_GDRDMA_nccl2.26.5_nccltests321.log")),
+                 fixture_text("nccl-log/nccl_alltoall_2node_H20_RoCE_bond_NCCL_RDMA_Plugin_v6_GDRDMA_nccl2.26.5_nccltests321.log")),
     "collective_perf": (parse_collective_perf, (CollectivePerfParseError,),
-                        _fixture("nccl-tests/rccl_all_reduce_perf_2node_16xMI300X_RoCE_hisohara.txt")),
+                        fixture_text("nccl-tests/rccl_all_reduce_perf_2node_16xMI300X_RoCE_hisohara.txt")),
     "perftest": (parse_perftest_bw, (PerftestParseError,),
-                 _fixture("perftest/ib_write_bw_bidir_report_gbits_a_RoCE_use_rocm_rocmdocs.txt")),
+                 fixture_text("perftest/ib_write_bw_bidir_report_gbits_a_RoCE_use_rocm_rocmdocs.txt")),
     "gpu_sysfs kfd": (parse_kfd_properties, (GpuSysfsError,), "cpu_cores_count 0\nsimd_count 1216\nlocation_id 3072\ndomain 0\n"),
     "gpu_sysfs pci": (lambda t: pci_gpus({"bus/pci/devices/0000:0c:00.0/vendor": t, "bus/pci/devices/0000:0c:00.0/class": t,
                                           "bus/pci/devices/0000:0c:00.0/numa_node": t}), (GpuSysfsError,), "0x1002\n"),
     "nccl_env": (lambda t: derive_nccl_env(_rdma_fact_from(t), policy={"gid_index": 3}), (NcclEnvError,), "100"),
     "planner coercion": (_planner_coercion, (planner.PlannerError,), "+-4"),
     "validate judge": (_judge, (CollectivePerfParseError, ValidateJudgeError),
-                       _fixture("nccl-tests/rccl_all_reduce_perf_2node_16xMI300X_RoCE_hisohara.txt")),
+                       fixture_text("nccl-tests/rccl_all_reduce_perf_2node_16xMI300X_RoCE_hisohara.txt")),
 }
 
 _FIGURE_WORDS = ("gbps", "gbs", "bw", "bandwidth", "mib", "memory", "rate", "minor", "count", "bytes", "size")
@@ -179,7 +173,7 @@ def test_nvidia_smi_refuses_impossible_devices(text):
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-5", "1e999", "9" * 5000])
 def test_bandwidth_rows_refuse_impossible_figures(value):
     # SYNTHETIC: one all_reduce_perf row of the MI300X fixture with its busbw replaced.
-    sample = _fixture("nccl-tests/rccl_all_reduce_perf_2node_16xMI300X_RoCE_hisohara.txt")
+    sample = fixture_text("nccl-tests/rccl_all_reduce_perf_2node_16xMI300X_RoCE_hisohara.txt")
     row = [line for line in sample.splitlines() if line.strip().startswith("1073741824")][0]
     fields = row.split()
     fields[7] = value

@@ -14,16 +14,12 @@ from ansible_collections.gpucluster.training.plugins.module_utils._perftest impo
     PerftestParseError,
     parse_perftest_bw,
 )
+from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
 from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import parser_tests
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "perftest"
 ROCM = "ib_write_bw_bidir_report_gbits_a_RoCE_use_rocm_rocmdocs.txt"
 POST_LIST = "ib_write_bw_post_list_duration_report_gbits_RoCE_perftest273.txt"
 FIXTURE_NAMES = [ROCM, POST_LIST]
-
-
-def _read(name):
-    return (FIXTURES / name).read_text(encoding="utf-8")
 
 
 CASES = [
@@ -52,7 +48,7 @@ CASES = [
 @pytest.mark.parametrize("name, expected, n_rows, first, last", CASES,
                          ids=[Path(c[0]).stem for c in CASES])
 def test_fixture(name, expected, n_rows, first, last):
-    result = parse_perftest_bw(_read(name))
+    result = parse_perftest_bw(fixture_text("perftest", name))
     rows = result.pop("rows")
     assert result == expected
     assert len(rows) == n_rows
@@ -61,14 +57,14 @@ def test_fixture(name, expected, n_rows, first, last):
 
 
 def test_row_at_64k_of_the_rocm_run():
-    rows = parse_perftest_bw(_read(ROCM))["rows"]
+    rows = parse_perftest_bw(fixture_text("perftest", ROCM))["rows"]
     row = next(r for r in rows if r["bytes"] == 65536)
     assert (row["bw_peak"], row["bw_average"], row["msg_rate_mpps"]) == (204.12, 203.85, 0.388818)
 
 
 def test_megabytes_are_converted_with_perftest_factor():
     # synthetic: the real ROCm table printed in perftest's default MB/sec unit (header swapped)
-    text = _read(ROCM).replace("[Gb/sec]", "[MB/sec]")
+    text = fixture_text("perftest", ROCM).replace("[Gb/sec]", "[MB/sec]")
     result = parse_perftest_bw(text)
     assert result["unit"] == "MB/sec"
     last = result["rows"][-1]
@@ -79,7 +75,7 @@ def test_megabytes_are_converted_with_perftest_factor():
 
 def test_interleaved_cpu_frequency_warning_is_skipped():
     # synthetic: perftest's CPU frequency warning placed between two real rows
-    text = _read(ROCM).replace(
+    text = fixture_text("perftest", ROCM).replace(
         "4          5000",
         "Conflicting CPU frequency values detected: 1500.000000 != 3300.016000. "
         "CPU Frequency is not max.\n4          5000")
@@ -88,12 +84,12 @@ def test_interleaved_cpu_frequency_warning_is_skipped():
 
 @pytest.mark.parametrize("name", FIXTURE_NAMES)
 def test_crlf_gives_the_same_result(name):
-    text = _read(name)
+    text = fixture_text("perftest", name)
     assert parse_perftest_bw(text.replace("\n", "\r\n")) == parse_perftest_bw(text)
 
 
 def test_table_without_closing_line_is_incomplete():
-    text = _read(ROCM)
+    text = fixture_text("perftest", ROCM)
     cut = text[: text.rindex("-----")].rstrip("-\n")  # synthetic: the closing dashes lost
     result = parse_perftest_bw(cut)
     assert result["complete"] is False
@@ -101,13 +97,13 @@ def test_table_without_closing_line_is_incomplete():
 
 
 def test_header_without_rows():
-    text = _read(ROCM)
+    text = fixture_text("perftest", ROCM)
     with pytest.raises(PerftestParseError, match="no result row"):
         parse_perftest_bw(text[: text.index("2          5000")])
 
 
 def test_two_tables_are_refused():
-    text = _read(POST_LIST)
+    text = fixture_text("perftest", POST_LIST)
     with pytest.raises(PerftestParseError, match="one run at a time"):
         parse_perftest_bw(text + text)
 
@@ -125,4 +121,4 @@ def _shape(result):
 
 
 test_property_garbled_fixture, test_property_arbitrary_text, test_property_reordered_lines, test_not_text = parser_tests(
-    parse_perftest_bw, PerftestParseError, [_read(name) for name in FIXTURE_NAMES], _shape)
+    parse_perftest_bw, PerftestParseError, [fixture_text("perftest", name) for name in FIXTURE_NAMES], _shape)

@@ -17,7 +17,6 @@ types says so (synthetic).
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
@@ -29,8 +28,8 @@ from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma im
     parse_vlan_config,
 )
 from ansible_collections.gpucluster.training.plugins.modules import rdma_info
+from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "gids"
 BOND = "show_gids_RoCE_LAG_mlx5_bond_0_bond0_rows_ucx10420.txt"
 VLAN = "show_gids_CX3_eth2.10_VLAN_v1_plus_CX5_eth4_v2_tensorflow22077.txt"
 ROCE_100G = {"state": "4: ACTIVE\n", "phys_state": "5: LinkUp\n", "rate": "100 Gb/sec (4X EDR)\n", "link_layer": "Ethernet\n"}
@@ -40,7 +39,7 @@ VLAN_CONFIG = "VLAN Dev name    | VLAN ID\nName-Type: VLAN_NAME_TYPE_RAW_PLUS_VI
 def gid_tree(name, pci_netdevs, flip_v2=()):
     """sysfs files from a real show_gids listing; pci_netdevs: {device: [its PCI netdevs]}."""
     files = {}
-    for row in parse_show_gids((FIXTURES / name).read_text()):
+    for row in parse_show_gids(fixture_text("gids", name)):
         base = "class/infiniband/%s" % row["device"]
         pbase = "%s/ports/%d" % (base, row["port"])
         for attr, value in ROCE_100G.items():

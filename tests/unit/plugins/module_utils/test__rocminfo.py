@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -13,12 +12,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.gpucluster.training.plugins.module_utils._gpu_models import gpu_facts
 from ansible_collections.gpucluster.training.plugins.module_utils._rocminfo import RocminfoError, parse_rocminfo
-
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "rocminfo"
-
-
-def load(name):
-    return (FIXTURES / name).read_text()
+from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
 
 
 # fixture, partial, agents, counted GPUs, physical packages, arch, slug, memory_mib, partition mode
@@ -33,7 +27,7 @@ CASES = [
 
 @pytest.mark.parametrize("name,partial,agents,count,physical,arch,slug,memory,mode", CASES)
 def test_fixture(name, partial, agents, count, physical, arch, slug, memory, mode):
-    parsed = parse_rocminfo(load(name), partial=partial)
+    parsed = parse_rocminfo(fixture_text("rocminfo", name), partial=partial)
     assert len(parsed["agents"]) == agents
     facts = gpu_facts("amd", parsed["gpus"])
     assert facts["count"] == count
@@ -46,7 +40,7 @@ def test_fixture(name, partial, agents, count, physical, arch, slug, memory, mod
 
 
 def test_mi300x_devices_are_complete():
-    parsed = parse_rocminfo(load("rocminfo_4xMI300X_gfx942_EPYC9474F_thamada.txt"))
+    parsed = parse_rocminfo(fixture_text("rocminfo", "rocminfo_4xMI300X_gfx942_EPYC9474F_thamada.txt"))
     assert parsed["driver_loaded"] is True
     assert [dev["uuid"] for dev in parsed["gpus"]] == [
         "GPU-8d1457e2c20f59d2", "GPU-b4fa34630e85d42a", "GPU-e8986800e182538a", "GPU-eff71edc82169115"]
@@ -58,7 +52,7 @@ def test_mi300x_devices_are_complete():
 
 
 def test_cpx_partitions_share_the_package_uuid():
-    parsed = parse_rocminfo(load("rocminfo_MI300X_CPX_NPS1_2partitions_excerpt_rocm4750.txt"), partial=True)
+    parsed = parse_rocminfo(fixture_text("rocminfo", "rocminfo_MI300X_CPX_NPS1_2partitions_excerpt_rocm4750.txt"), partial=True)
     gpus = parsed["gpus"]
     assert [dev["compute_units"] for dev in gpus] == [38, 38]
     assert [dev["partitions_per_device"] for dev in gpus] == [8, 8]
@@ -68,18 +62,18 @@ def test_cpx_partitions_share_the_package_uuid():
 
 def test_excerpt_needs_partial():
     with pytest.raises(RocminfoError, match="incomplete"):
-        parse_rocminfo(load("rocminfo_MI300X_CPX_NPS1_2partitions_excerpt_rocm4750.txt"))
+        parse_rocminfo(fixture_text("rocminfo", "rocminfo_MI300X_CPX_NPS1_2partitions_excerpt_rocm4750.txt"))
 
 
 def test_sriov_virtual_function():
-    gpu = parse_rocminfo(load("rocminfo_1xMI300X_VF_sriov_XeonPlatinum8568Y_rocm5265.txt"))["gpus"][0]
+    gpu = parse_rocminfo(fixture_text("rocminfo", "rocminfo_1xMI300X_VF_sriov_XeonPlatinum8568Y_rocm5265.txt"))["gpus"][0]
     assert gpu["virtual_function"] is True
     assert gpu["chip_id"] == "0x74b5"
     assert gpu["counted"] is True
 
 
 def test_integrated_graphics_listed_not_counted():
-    parsed = parse_rocminfo(load("rocminfo_MI100_plus_RadeonGraphics_iGPU_Ryzen7900X_rocm2594.txt"))
+    parsed = parse_rocminfo(fixture_text("rocminfo", "rocminfo_MI100_plus_RadeonGraphics_iGPU_Ryzen7900X_rocm2594.txt"))
     assert [dev["model"] for dev in parsed["gpus"]] == ["AMD Instinct MI100", "AMD Radeon Graphics"]
     igpu = parsed["gpus"][1]
     assert igpu["counted"] is False and "integrated" in igpu["not_counted_reason"]
@@ -87,7 +81,7 @@ def test_integrated_graphics_listed_not_counted():
 
 
 def test_mi250x_gcd_is_one_gpu_of_a_two_gcd_card():
-    gpu = parse_rocminfo(load("rocminfo_1xMI250X_GCD_LUMI_EPYC7A53_cpu_agents_2-4_removed_rocm2587.txt"))["gpus"][0]
+    gpu = parse_rocminfo(fixture_text("rocminfo", "rocminfo_1xMI250X_GCD_LUMI_EPYC7A53_cpu_agents_2-4_removed_rocm2587.txt"))["gpus"][0]
     assert gpu["gcds_per_card"] == 2
     assert gpu["compute_units"] == 110
 
@@ -111,7 +105,7 @@ def test_not_rocminfo(value):
         parse_rocminfo(value)
 
 
-ALL_TEXTS = [load(case[0]) for case in CASES]
+ALL_TEXTS = [fixture_text("rocminfo", case[0]) for case in CASES]
 
 
 def _checked(text, partial):

@@ -12,7 +12,6 @@ at 100 Gb/s Ethernet and says so.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -24,18 +23,14 @@ from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma im
     parse_show_gids,
     parse_sysfs_rdma,
 )
+from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "gids"
 IBM = "show_gids_CX6_ens1f0_RoCE_v1v2_ipv4_at_index4-5_ibm_ssnr_pr4.txt"
 HURRAY = "show_gids_CX4_RoCE_linklocal_only_plus_IB_hurray0.txt"
 NCCL1131 = "show_gids_2xCX_RoCE_ens3np0_ens2np0_rows_for_mlx5_0-1_nccl1131.txt"
 MACVLAN = "show_gids_macvlan_pod_mlx5_0-1_rows_index4-7_nccl1573.txt"
 ROCE_100G = {"state": "4: ACTIVE\n", "phys_state": "5: LinkUp\n", "rate": "100 Gb/sec (4X EDR)\n", "link_layer": "Ethernet\n",
              "lid": "0x0\n", "sm_lid": "0x0\n"}
-
-
-def load(name):
-    return (FIXTURES / name).read_text()
 
 
 def tree_from_show_gids(text, port_attrs=None):
@@ -57,17 +52,17 @@ def tree_from_show_gids(text, port_attrs=None):
 
 
 def test_show_gids_parser():
-    rows = parse_show_gids(load(IBM))
+    rows = parse_show_gids(fixture_text("gids", IBM))
     assert len(rows) == 6
     assert rows[5] == {"device": "mlx5_0", "port": 1, "index": 5, "gid": "0000:0000:0000:0000:0000:ffff:ac13:003c",
                        "ipv4": "172.19.0.60", "version": "v2", "netdev": "ens1f0"}
-    macvlan = parse_show_gids(load(MACVLAN))
+    macvlan = parse_show_gids(fixture_text("gids", MACVLAN))
     assert [r["index"] for r in macvlan] == [4, 5, 6, 7, 4, 5, 6, 7]
-    assert parse_show_gids(load(HURRAY))[2]["netdev"] is None
+    assert parse_show_gids(fixture_text("gids", HURRAY))[2]["netdev"] is None
 
 
 def test_ibm_tree():
-    fact = parse_sysfs_rdma(tree_from_show_gids(load(IBM)))
+    fact = parse_sysfs_rdma(tree_from_show_gids(fixture_text("gids", IBM)))
     dev = fact["devices"][0]
     assert dev["name"] == "mlx5_0" and dev["netdev"] == "ens1f0"
     gids = dev["ports"][0]["gids"]
@@ -83,14 +78,14 @@ def test_hurray_tree_with_its_ibstat_values():
         "mlx5_1": {"state": "1: DOWN\n", "phys_state": "3: Disabled\n", "rate": "10 Gb/sec (4X SDR)\n", "link_layer": "InfiniBand\n",
                    "lid": "0x2\n", "sm_lid": "0x1\n"},
     }
-    fact = parse_sysfs_rdma(tree_from_show_gids(load(HURRAY), attrs))
+    fact = parse_sysfs_rdma(tree_from_show_gids(fixture_text("gids", HURRAY), attrs))
     ib = fact["devices"][1]["ports"][0]
     assert (ib["state"], ib["phys_state"], ib["lid"], ib["sm_lid"], ib["link_layer"]) == ("DOWN", "Disabled", 2, 1, "InfiniBand")
     assert ib["gids"][0]["type"] == "IB"
 
 
 def test_unused_and_unreadable_gids_are_skipped():
-    files = tree_from_show_gids(load(IBM))
+    files = tree_from_show_gids(fixture_text("gids", IBM))
     pbase = "class/infiniband/mlx5_0/ports/1"
     files[pbase + "/gids/6"] = "0000:0000:0000:0000:0000:0000:0000:0000\n"      # unused entry
     files[pbase + "/gids/7"] = "fe80:0000:0000:0000:0000:0000:0000:0000\n"      # unused entry
@@ -101,7 +96,7 @@ def test_unused_and_unreadable_gids_are_skipped():
 
 
 def test_device_attributes_and_peer_memory():
-    files = tree_from_show_gids(load(NCCL1131))
+    files = tree_from_show_gids(fixture_text("gids", NCCL1131))
     files["class/infiniband/mlx5_0/device@"] = "../../../0000:0c:00.0"
     files["class/infiniband/mlx5_0/device/numa_node"] = "1\n"
     files["class/infiniband/mlx5_0/fw_ver"] = "22.38.1002\n"
@@ -120,14 +115,14 @@ def test_no_rdma_device():
 
 @pytest.mark.parametrize("attr,value", [("state", "9: WHAT\n"), ("rate", "fast\n"), ("link_layer", "Token Ring\n"), ("phys_state", "\n")])
 def test_bad_port_values(attr, value):
-    files = tree_from_show_gids(load(IBM))
+    files = tree_from_show_gids(fixture_text("gids", IBM))
     files["class/infiniband/mlx5_0/ports/1/%s" % attr] = value
     with pytest.raises(SysfsRdmaError):
         parse_sysfs_rdma(files)
 
 
 def test_missing_port_attribute():
-    files = tree_from_show_gids(load(IBM))
+    files = tree_from_show_gids(fixture_text("gids", IBM))
     del files["class/infiniband/mlx5_0/ports/1/state"]
     with pytest.raises(SysfsRdmaError, match="state is missing"):
         parse_sysfs_rdma(files)
@@ -144,7 +139,7 @@ def test_gid_ipv4():
     assert gid_ipv4("fe80:0000:0000:0000:0e42:a1ff:fe5d:4db8") is None
 
 
-LISTINGS = [load(IBM), load(HURRAY), load(NCCL1131), load(MACVLAN)]
+LISTINGS = [fixture_text("gids", IBM), fixture_text("gids", HURRAY), fixture_text("gids", NCCL1131), fixture_text("gids", MACVLAN)]
 
 
 def _checked_show_gids(text):
