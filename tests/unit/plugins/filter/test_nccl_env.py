@@ -11,7 +11,6 @@ state or rate: the trees set ACTIVE/LinkUp 100 Gb/s Ethernet.  Tests that change
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from ansible.errors import AnsibleFilterError
@@ -22,15 +21,15 @@ from ansible_collections.gpucluster.training.plugins.filter.nccl_env import Filt
 from ansible_collections.gpucluster.training.plugins.module_utils._ibstat import parse_ibstat
 from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import NcclEnvError, derive_nccl_env
 from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma import parse_show_gids, parse_sysfs_rdma
+from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 ROCE_100G = {"state": "4: ACTIVE\n", "phys_state": "5: LinkUp\n", "rate": "100 Gb/sec (4X EDR)\n", "link_layer": "Ethernet\n"}
 
 
 def gids_fact(name):
     """gpucluster_rdma from a sysfs tree built from a real show_gids listing."""
     files = {}
-    for row in parse_show_gids((FIXTURES / "gids" / name).read_text()):
+    for row in parse_show_gids(fixture_text("gids", name)):
         base = "class/infiniband/%s" % row["device"]
         pbase = "%s/ports/%d" % (base, row["port"])
         for attr, value in ROCE_100G.items():
@@ -44,7 +43,7 @@ def gids_fact(name):
 
 
 def ibstat_fact(name):
-    return parse_ibstat((FIXTURES / "ibstat" / name).read_text())
+    return parse_ibstat(fixture_text("ibstat", name))
 
 
 IBM = "show_gids_CX6_ens1f0_RoCE_v1v2_ipv4_at_index4-5_ibm_ssnr_pr4.txt"

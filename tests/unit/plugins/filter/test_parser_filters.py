@@ -8,7 +8,6 @@ parser's result (checked on a real capture), bad input is a filter error naming 
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 
 import pytest
 from ansible.errors import AnsibleFilterError
@@ -16,8 +15,8 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpucluster.training.plugins.module_utils._collective_perf import parse_collective_perf
 from ansible_collections.gpucluster.training.plugins.module_utils._nccl_log import parse_nccl_log
 from ansible_collections.gpucluster.training.plugins.module_utils._perftest import parse_perftest_bw
+from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 
 # filter name, parser, real capture, a fact the capture shows, bad inputs
 CASES = {
@@ -42,7 +41,7 @@ def test_registered_under_its_name(name):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_string_and_lines_give_the_parser_result(name):
     parser, fixture, fact, _bad = CASES[name]
-    text = (FIXTURES / fixture).read_text(encoding="utf-8")
+    text = fixture_text(fixture)
     expected = parser(text)
     assert _filters(name)[name](text) == expected
     assert _filters(name)[name](text.splitlines()) == expected

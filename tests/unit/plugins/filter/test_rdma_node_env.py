@@ -6,7 +6,6 @@ around nccl_env), on the real ibstat captures in tests/fixtures/ibstat."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from ansible.errors import AnsibleFilterError
@@ -15,8 +14,8 @@ from ansible_collections.gpucluster.training.plugins.filter.rdma_node_env import
 from ansible_collections.gpucluster.training.plugins.module_utils._ibstat import parse_ibstat
 from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import derive_nccl_env
 from ansible_collections.gpucluster.training.plugins.module_utils._rdma_site import site_policy
+from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 NETWORK = {"default_ipv4": {"interface": "eth0"}}
 # the rdma role's defaults, without the rdma_ prefix
 DEFAULTS = {"hca_allow": [], "hca_deny": [], "require_rdma": True, "gdr_level": "PHB", "link_layer": "", "gid_index": -1,
@@ -25,7 +24,7 @@ DEFAULTS = {"hca_allow": [], "hca_deny": [], "require_rdma": True, "gdr_level": 
 
 
 def ibstat(name):
-    return parse_ibstat((FIXTURES / "ibstat" / name).read_text())
+    return parse_ibstat(fixture_text("ibstat", name))
 
 
 H100_IB = "ibstat_H100_8xCX7-NDR400-IB_plus_4xCX6Dx-Ethernet_mooncake2039.txt"

@@ -5,18 +5,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from ansible.module_utils import basic
 
 from ansible_collections.gpucluster.training.plugins.modules import gpu_info
+from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
 from ansible_collections.gpucluster.training.tests.unit.plugins.modules.module_harness import Exit, Fail, exits, run_main  # noqa: F401  pylint: disable=unused-import
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
-MI300X = (FIXTURES / "rocminfo" / "rocminfo_4xMI300X_gfx942_EPYC9474F_thamada.txt").read_text()
-MI100 = (FIXTURES / "rocminfo" / "rocminfo_MI100_plus_RadeonGraphics_iGPU_Ryzen7900X_rocm2594.txt").read_text()
-A100_MIG = (FIXTURES / "nvidia-smi" / "nvidia_smi_q_x_A100-SXM4-80GB_MIG_4instances_drv535_telegraf.xml").read_text()
+MI300X = fixture_text("rocminfo", "rocminfo_4xMI300X_gfx942_EPYC9474F_thamada.txt")
+MI100 = fixture_text("rocminfo", "rocminfo_MI100_plus_RadeonGraphics_iGPU_Ryzen7900X_rocm2594.txt")
+A100_MIG = fixture_text("nvidia-smi", "nvidia_smi_q_x_A100-SXM4-80GB_MIG_4instances_drv535_telegraf.xml")
 
 
 def run(args, expect=Exit):

@@ -11,16 +11,15 @@ state, rate and link layer are not in it and are set ACTIVE/LinkUp 100 Gb/s Ethe
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
 from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import derive_nccl_env
 from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma import parse_show_gids
 from ansible_collections.gpucluster.training.plugins.modules import rdma_info
+from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
 from ansible_collections.gpucluster.training.tests.unit.plugins.modules.module_harness import Exit, Fail, exits, run_main  # noqa: F401  pylint: disable=unused-import
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 IBM = "show_gids_CX6_ens1f0_RoCE_v1v2_ipv4_at_index4-5_ibm_ssnr_pr4.txt"
 NCCL1131 = "show_gids_2xCX_RoCE_ens3np0_ens2np0_rows_for_mlx5_0-1_nccl1131.txt"
 
@@ -31,7 +30,7 @@ def run(args, expect=Exit):
 
 def build_sysfs(root, listing, pci="0000:0c:00.0"):
     """Write a sysfs tree under root from a real show_gids listing (see the module docstring)."""
-    for row in parse_show_gids((FIXTURES / "gids" / listing).read_text()):
+    for row in parse_show_gids(fixture_text("gids", listing)):
         dev = root / "class" / "infiniband" / row["device"]
         port = dev / "ports" / str(row["port"])
         for sub in ("gids", "gid_attrs/types", "gid_attrs/ndevs"):
@@ -86,7 +85,7 @@ def test_no_rdma_device(tmp_path):
 
 
 def test_ibstat_capture():
-    text = (FIXTURES / "ibstat" / "ibstat_H100_8xCX7-NDR400-IB_plus_4xCX6Dx-Ethernet_mooncake2039.txt").read_text()
+    text = fixture_text("ibstat", "ibstat_H100_8xCX7-NDR400-IB_plus_4xCX6Dx-Ethernet_mooncake2039.txt")
     result = run({"ibstat_output": text, "_ansible_check_mode": True})
     assert result["ansible_facts"]["gpucluster_rdma"]["source"] == "ibstat"
     assert "12 RDMA device(s), 10 active port(s)" in result["msg"]
