@@ -20,26 +20,15 @@ from hypothesis import strategies as st
 from ansible_collections.gpucluster.training.plugins.filter.nccl_env import FilterModule, nccl_env
 from ansible_collections.gpucluster.training.plugins.module_utils._ibstat import parse_ibstat
 from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import NcclEnvError, derive_nccl_env
-from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma import parse_show_gids, parse_sysfs_rdma
+from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma import parse_sysfs_rdma
 from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
+from ansible_collections.gpucluster.training.tests.unit.sysfs_trees import gid_tree
 
-ROCE_100G = {"state": "4: ACTIVE\n", "phys_state": "5: LinkUp\n", "rate": "100 Gb/sec (4X EDR)\n", "link_layer": "Ethernet\n"}
 
 
 def gids_fact(name):
     """gpucluster_rdma from a sysfs tree built from a real show_gids listing."""
-    files = {}
-    for row in parse_show_gids(fixture_text("gids", name)):
-        base = "class/infiniband/%s" % row["device"]
-        pbase = "%s/ports/%d" % (base, row["port"])
-        for attr, value in ROCE_100G.items():
-            files["%s/%s" % (pbase, attr)] = value
-        files["%s/gids/%d" % (pbase, row["index"])] = row["gid"]
-        files["%s/gid_attrs/types/%d" % (pbase, row["index"])] = "RoCE v2" if row["version"] == "v2" else "IB/RoCE v1"
-        if row["netdev"]:
-            files["%s/gid_attrs/ndevs/%d" % (pbase, row["index"])] = row["netdev"]
-            files[base + "/device/net/"] = row["netdev"]
-    return parse_sysfs_rdma(files)
+    return parse_sysfs_rdma(gid_tree(fixture_text("gids", name)))
 
 
 def ibstat_fact(name):

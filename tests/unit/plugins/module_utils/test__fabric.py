@@ -25,10 +25,10 @@ from ansible_collections.gpucluster.training.plugins.module_utils._fabric import
 from ansible_collections.gpucluster.training.plugins.module_utils._ibstat import parse_ibstat
 from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import derive_nccl_env
 from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma import (
-    parse_show_gids,
     parse_sysfs_rdma,
 )
 from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
+from ansible_collections.gpucluster.training.tests.unit.sysfs_trees import gid_tree
 
 IBSTAT_H100_IB = "ibstat/ibstat_H100_8xCX7-NDR400-IB_plus_4xCX6Dx-Ethernet_mooncake2039.txt"
 IBSTAT_CX6DX_ROCE = "ibstat/ibstat_2xCX6Dx-RoCE-100G_l2fwd-nv6.txt"
@@ -40,20 +40,14 @@ NETWORK = {"default_ipv4": {"interface": "eth0"}}
 def _sysfs_from_show_gids(gids_name, ibstat_name):
     """sysfs tree: GID table from a show_gids capture, port attributes from an ibstat capture."""
     ports = dict((dev["name"], dev["ports"][0]) for dev in parse_ibstat(fixture_text(ibstat_name))["devices"])
-    files = {}
-    for row in parse_show_gids(fixture_text(gids_name)):
-        base = "class/infiniband/%s" % row["device"]
-        pbase = "%s/ports/%d" % (base, row["port"])
-        port = ports[row["device"]]
-        files[pbase + "/state"] = "4: ACTIVE" if port["state"] == "ACTIVE" else "1: DOWN"
-        files[pbase + "/phys_state"] = "5: LinkUp" if port["phys_state"] == "LinkUp" else "3: Disabled"
-        files[pbase + "/rate"] = "%s Gb/sec (4X)" % port["rate_gbps"]
-        files[pbase + "/link_layer"] = port["link_layer"]
-        files[base + "/device/net/"] = row["netdev"] + "\n"
-        files["%s/gids/%d" % (pbase, row["index"])] = row["gid"]
-        files["%s/gid_attrs/types/%d" % (pbase, row["index"])] = "RoCE v2" if row["version"] == "v2" else "IB/RoCE v1"
-        files["%s/gid_attrs/ndevs/%d" % (pbase, row["index"])] = row["netdev"]
-    return parse_sysfs_rdma(files)
+
+    def port_files(device):
+        port = ports[device]
+        return {"state": "4: ACTIVE" if port["state"] == "ACTIVE" else "1: DOWN",
+                "phys_state": "5: LinkUp" if port["phys_state"] == "LinkUp" else "3: Disabled",
+                "rate": "%s Gb/sec (4X)" % port["rate_gbps"], "link_layer": port["link_layer"]}
+
+    return parse_sysfs_rdma(gid_tree(fixture_text(gids_name), port=port_files))
 
 
 def _node(host, rdma, policy=None):

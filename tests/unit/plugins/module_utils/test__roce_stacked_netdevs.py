@@ -23,37 +23,20 @@ import pytest
 from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import NcclEnvError, derive_nccl_env
 from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma import (
     SysfsRdmaError,
-    parse_show_gids,
     parse_sysfs_rdma,
     parse_vlan_config,
 )
 from ansible_collections.gpucluster.training.plugins.modules import rdma_info
 from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
+from ansible_collections.gpucluster.training.tests.unit.sysfs_trees import gid_tree
 
 BOND = "show_gids_RoCE_LAG_mlx5_bond_0_bond0_rows_ucx10420.txt"
 VLAN = "show_gids_CX3_eth2.10_VLAN_v1_plus_CX5_eth4_v2_tensorflow22077.txt"
-ROCE_100G = {"state": "4: ACTIVE\n", "phys_state": "5: LinkUp\n", "rate": "100 Gb/sec (4X EDR)\n", "link_layer": "Ethernet\n"}
 VLAN_CONFIG = "VLAN Dev name    | VLAN ID\nName-Type: VLAN_NAME_TYPE_RAW_PLUS_VID_NO_PAD\neth2.10        | 10  | eth2\n"
 
 
-def gid_tree(name, pci_netdevs, flip_v2=()):
-    """sysfs files from a real show_gids listing; pci_netdevs: {device: [its PCI netdevs]}."""
-    files = {}
-    for row in parse_show_gids(fixture_text("gids", name)):
-        base = "class/infiniband/%s" % row["device"]
-        pbase = "%s/ports/%d" % (base, row["port"])
-        for attr, value in ROCE_100G.items():
-            files["%s/%s" % (pbase, attr)] = value
-        files["%s/gids/%d" % (pbase, row["index"])] = row["gid"] + "\n"
-        v2 = row["version"] == "v2" or (row["device"], row["port"]) in flip_v2
-        files["%s/gid_attrs/types/%d" % (pbase, row["index"])] = "RoCE v2\n" if v2 else "IB/RoCE v1\n"
-        files["%s/gid_attrs/ndevs/%d" % (pbase, row["index"])] = row["netdev"] + "\n"
-        files[base + "/device/net/"] = "\n".join(pci_netdevs[row["device"]])
-    return files
-
-
 def bond_tree(stacking=True):
-    files = gid_tree(BOND, {"mlx5_bond_0": ["ens1f0np0"]})
+    files = gid_tree(fixture_text("gids", BOND), pci_netdevs={"mlx5_bond_0": ["ens1f0np0"]})
     if stacking:
         files["class/net/bond0/"] = "lower_ens1f0np0\nlower_ens1f1np1\nbonding\n"
         files["class/net/bond0/uevent"] = "DEVTYPE=bond\n"
@@ -62,7 +45,7 @@ def bond_tree(stacking=True):
 
 
 def vlan_tree(flip_v2=()):
-    files = gid_tree(VLAN, {"mlx4_0": ["eth2", "eth3"], "mlx5_0": ["eth4"]}, flip_v2)
+    files = gid_tree(fixture_text("gids", VLAN), pci_netdevs={"mlx4_0": ["eth2", "eth3"], "mlx5_0": ["eth4"]}, flip_v2=flip_v2)
     files["class/net/eth2.10/"] = "lower_eth2\n"
     files["class/net/eth2.10/uevent"] = "DEVTYPE=vlan\n"
     files["proc/net/vlan/config"] = VLAN_CONFIG

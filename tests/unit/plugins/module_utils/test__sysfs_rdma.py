@@ -24,6 +24,7 @@ from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma im
     parse_sysfs_rdma,
 )
 from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
+from ansible_collections.gpucluster.training.tests.unit.sysfs_trees import gid_tree
 
 IBM = "show_gids_CX6_ens1f0_RoCE_v1v2_ipv4_at_index4-5_ibm_ssnr_pr4.txt"
 HURRAY = "show_gids_CX4_RoCE_linklocal_only_plus_IB_hurray0.txt"
@@ -34,21 +35,8 @@ ROCE_100G = {"state": "4: ACTIVE\n", "phys_state": "5: LinkUp\n", "rate": "100 G
 
 
 def tree_from_show_gids(text, port_attrs=None):
-    """Build a sysfs tree {relative path: text} from a real show_gids listing (test helper)."""
-    files = {}
-    for row in parse_show_gids(text):
-        base = "class/infiniband/%s" % row["device"]
-        pbase = "%s/ports/%d" % (base, row["port"])
-        for attr, value in ((port_attrs or {}).get(row["device"]) or ROCE_100G).items():
-            files["%s/%s" % (pbase, attr)] = value
-        files["%s/gids/%d" % (pbase, row["index"])] = row["gid"] + "\n"
-        link_layer = files["%s/link_layer" % pbase].strip()
-        files["%s/gid_attrs/types/%d" % (pbase, row["index"])] = ("RoCE v2" if row["version"] == "v2" else "IB/RoCE v1") + "\n"
-        if row["netdev"]:
-            files["%s/gid_attrs/ndevs/%d" % (pbase, row["index"])] = row["netdev"] + "\n"
-            files[base + "/device/net/"] = row["netdev"] + "\n"
-        assert link_layer in ("Ethernet", "InfiniBand")
-    return files
+    """The sysfs tree of a real show_gids listing; port values ``{device: {attr: text}}``, default ROCE_100G."""
+    return gid_tree(text, port=lambda device: (port_attrs or {}).get(device) or ROCE_100G)
 
 
 def test_show_gids_parser():
