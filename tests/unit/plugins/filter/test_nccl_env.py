@@ -25,7 +25,6 @@ from ansible_collections.gpucluster.training.tests.unit.fixture_files import fix
 from ansible_collections.gpucluster.training.tests.unit.sysfs_trees import gid_tree
 
 
-
 def gids_fact(name):
     """gpucluster_rdma from a sysfs tree built from a real show_gids listing."""
     return parse_sysfs_rdma(gid_tree(fixture_text("gids", name)))
