@@ -22,7 +22,8 @@ layer) is built from what each GPU does for one micro batch, layer by layer:
 - a fixed launch/synchronisation cost per layer and micro batch;
 - pipeline P2P sends and the bubble (p-1)/v micro batches (Narayanan et al. 2021 2.2);
 - the DP gradient reduce-scatter and parameter all-gather over DP x CP, exposed unless
-  overlapped (then only what the last micro batch's backward/forward cannot hide);
+  overlapped (then what the compute left after each model chunk's last backward / before
+  its first forward cannot hide: ``exposed_dp``);
 - recomputation: selective adds one attention forward, full one forward of each layer.
 
 What "MFU 0.4" was: the old planner divided model FLOPs by ``GPUs x peak x mfu`` with a
@@ -132,6 +133,23 @@ def _fabric(ctx, group, in_node):
     return total * eff
 
 
+def exposed_dp(comm, pass_time, chunks, pp):
+    """Part of an overlapped DP collective (gradient reduce-scatter or parameter
+    all-gather, ``comm`` seconds in all) the compute of the stage does not hide.
+
+    ``pass_time`` is the backward (or forward) of one micro batch through the stage's
+    layers. Megatron launches the collective of each model chunk once that chunk's last
+    backward (first forward) is done, bucket by bucket (``grad_sync_func`` /
+    ``param_sync_func`` in megatron/core/pipeline_parallel/schedules.py,
+    ``forward_backward_pipelining_with_interleaving``). Without interleaving there is one
+    chunk: only its last micro batch hides it. With ``chunks`` = VPP model chunks, chunk k
+    is ready while the other chunks still have ``pp`` micro batches each to run, so the
+    collectives queue behind each other: the last chunk's share is exposed, or the backlog
+    when the queue is longer than the remaining compute."""
+    own = pass_time / float(chunks)
+    return max(0.0, comm / chunks - own, comm - (chunks - 1) * pp * own - own)
+
+
 def step_time(ctx, dp, gbs, nmb, shard_params, vpad):
     """Estimated step time and its parts (seconds) of a layout whose arithmetic is defined.
 
@@ -228,10 +246,11 @@ def step_time(ctx, dp, gbs, nmb, shard_params, vpad):
         else:
             reduce_t = 2.0 * shard_params * ASSUMPTIONS["grad_bytes"] * ring / bw
             gather_t = 0.0
+        chunks = vpp if interleaved else 1
         if ctx.get("overlap_grad_reduce"):
-            reduce_t = max(0.0, reduce_t - micro * 2.0 / 3.0)
+            reduce_t = exposed_dp(reduce_t, micro * 2.0 / 3.0, chunks, pp)
         if ctx["overlap_param_gather"]:
-            gather_t = max(0.0, gather_t - micro / 3.0)
+            gather_t = exposed_dp(gather_t, micro / 3.0, chunks, pp)
         dp_comm = reduce_t + gather_t
     elif shards > 1:
         # FSDP: parameters gathered forward and backward, gradients reduce-scattered,

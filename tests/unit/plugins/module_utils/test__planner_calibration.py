@@ -91,3 +91,18 @@ def test_full_recompute_cost_matches_korthikanti():
     selective = pl.plan(dict(spec, recompute="selective"), 0)["tokens_per_s_per_gpu"]
     full = pl.plan(dict(spec, recompute="full"), 0)["tokens_per_s_per_gpu"]
     assert selective / full == pytest.approx(54.2 / 42.1, rel=0.10)
+
+
+def test_interleaving_hides_dp_communication_behind_later_chunks():
+    # Megatron launches each model chunk's gradient reduce once that chunk's last backward
+    # is done: without interleaving only the last micro batch's backward hides it.
+    from ansible_collections.gpucluster.training.plugins.module_utils._planner_throughput import (
+        exposed_dp,
+    )
+    assert exposed_dp(1.0, 0.25, 1, 8) == pytest.approx(0.75)
+    assert exposed_dp(0.1, 0.25, 1, 8) == 0.0
+    # 4 chunks, 8 stages: chunk k waits behind 8 micro batches of every later chunk; the
+    # last chunk's quarter minus its own backward is what is left.
+    assert exposed_dp(1.0, 0.25, 4, 8) == pytest.approx(0.25 - 0.0625)
+    # A backlog longer than the remaining compute stays exposed.
+    assert exposed_dp(10.0, 0.25, 4, 8) == pytest.approx(10.0 - 3 * 8 * 0.0625 - 0.0625)
