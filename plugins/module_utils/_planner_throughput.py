@@ -118,12 +118,22 @@ def _gemm_time(m, n, k, peak, top, half, scale=None):
     return flops / (peak * eff)
 
 
-def _fabric(ctx, group, in_node):
-    """One-direction bytes/s a GPU gets for collectives in a group of ``group`` GPUs."""
+def _fabric(ctx, group, in_node, per_node=1):
+    """One-direction bytes/s a GPU gets for collectives in a group of ``group`` GPUs.
+
+    Across nodes, a ring collective whose group has ``per_node`` members on each node
+    crosses each node once per ring, and NCCL runs one ring (channel) per NIC: the bus
+    bandwidth is the sum of those members' NICs, not one NIC (nccl-tests'
+    "theoretical 100 GB/s" for 4 x 25 GB/s HDR NICs per node, NVIDIA/nccl-tests#152;
+    600 Gb/s bus bandwidth on 8 x 100 Gb/s NICs "roughly matching our expectation",
+    NVIDIA/nccl#495), capped by the node's GPU fabric."""
     gpu = ctx["gpu"]
     eff = ASSUMPTIONS["link_efficiency"]
     if not in_node or not gpu.get("interconnect_gbs"):
-        return ctx["internode_bytes_per_s"] * eff
+        nics = ctx["internode_bytes_per_s"] * max(per_node, 1)
+        if gpu.get("interconnect_gbs"):
+            nics = min(nics, gpu["interconnect_gbs"] * 1e9 / 2.0)
+        return nics * eff
     total = gpu["interconnect_gbs"] * 1e9 / 2.0
     if gpu.get("interconnect") == "xgmi" and gpu.get("interconnect_link_gbs"):
         # Fully connected mesh: each GPU reaches the others of its group over one
@@ -236,9 +246,12 @@ def step_time(ctx, dp, gbs, nmb, shard_params, vpad):
     # Data parallel over DP x CP (gradients reduced, parameters gathered).
     shards = dp * cp
     dp_comm = 0.0
+    # Megatron's rank order (TP fastest, then CP, then DP): a node holds gpn / TP members
+    # of each DP x CP group.
+    per_node = min(shards, gpn // tp) if tp <= gpn else 1
     if shards > 1 and not ctx["fsdp"]:
         in_node = tp * cp * dp <= gpn
-        bw = _fabric(ctx, shards, in_node)
+        bw = _fabric(ctx, shards, in_node, per_node)
         ring = (shards - 1) / float(shards)
         if ctx["distributed_optimizer"]:
             reduce_t = shard_params * ASSUMPTIONS["grad_bytes"] * ring / bw
@@ -255,7 +268,7 @@ def step_time(ctx, dp, gbs, nmb, shard_params, vpad):
     elif shards > 1:
         # FSDP: parameters gathered forward and backward, gradients reduce-scattered,
         # per micro batch; overlapped with compute except for the first layer.
-        bw = _fabric(ctx, shards, tp * cp * dp <= gpn)
+        bw = _fabric(ctx, shards, tp * cp * dp <= gpn, per_node)
         volume = shard_params * (2.0 * ASSUMPTIONS["param_gather_bytes"]
                                  + ASSUMPTIONS["grad_bytes"]) * (shards - 1) / shards
         dp_comm = max(0.0, nmb * volume / bw - pipeline * 0.8)

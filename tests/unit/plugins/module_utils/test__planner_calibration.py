@@ -106,3 +106,15 @@ def test_interleaving_hides_dp_communication_behind_later_chunks():
     assert exposed_dp(1.0, 0.25, 4, 8) == pytest.approx(0.25 - 0.0625)
     # A backlog longer than the remaining compute stays exposed.
     assert exposed_dp(10.0, 0.25, 4, 8) == pytest.approx(10.0 - 3 * 8 * 0.0625 - 0.0625)
+
+
+def test_dp_ring_across_nodes_uses_every_member_nic():
+    # A DP ring with k members per node crosses each node once per ring, one ring per NIC:
+    # k NICs of bus bandwidth, at most the node's GPU fabric (NVIDIA/nccl-tests#152).
+    from ansible_collections.gpucluster.training.plugins.module_utils import _planner_throughput as tm
+    ctx = pl.normalize(dict(model="llama2-7b", gpu="h100", nodes=2, gpus_per_node=8,
+                            internode_link="ib-ndr"))
+    one = tm._fabric(ctx, 16, False)
+    assert tm._fabric(ctx, 16, False, 4) == pytest.approx(4 * one)
+    nvlink = 900e9 / 2 * tm.ASSUMPTIONS["link_efficiency"]
+    assert tm._fabric(ctx, 16, False, 16) == pytest.approx(min(16 * one, nvlink))
