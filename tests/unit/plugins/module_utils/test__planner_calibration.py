@@ -29,7 +29,7 @@ def _ids(cases):
 def test_calibration_case_estimate_and_rank(case):
     est, rank, result = evaluate_case(case, pl)
     assert result["violations"] == []
-    # Within 25 % of the published throughput (the fit reaches <= 9 %).
+    # Within 25 % of the published throughput (the fit reaches <= 7.4 %).
     assert abs(est / case["published"] - 1.0) <= 0.25, est
     if case["ranked"]:
         # The publisher's TP x PP x CP is among the planner's first three.
