@@ -9,7 +9,7 @@
 The fit only sees cases with split "calibration" (tests/unit/plugins/module_utils/
 planner_cases.py); the hold-out cases are reported, never fitted. Objective: mean squared
 log error of the estimate plus a penalty when the published layout is not among the
-planner's first three. Coordinate descent over a small grid per constant; prints the
+planner's first three (ranks in tiers, _planner_search.rank). Coordinate descent over a small grid per constant; prints the
 constants to write into _planner_throughput.CALIBRATION (nothing is written).
 """
 import math
@@ -92,9 +92,15 @@ def report():
         layout = "TP%d PP%d CP%d VP%d MBS%d GBS%d seq %d %s" % (
             spec["tp"], spec["pp"], spec["cp"], spec.get("vpp", 1), spec["micro_batch_size"],
             spec["global_batch_size"], spec["seq_length"], spec["precision"])
+        ranking = _res.get("published_ranking") or {}
+        if not case["ranked"]:
+            shown = "n/a (not ranked)"
+        elif rank is None:
+            shown = ">10"
+        else:
+            shown = "%d (tier %d%s)" % (rank, ranking["tier"], ", tied" if ranking["tied"] else "")
         print("| %s | %s | %s | %s %s | %s | %.0f | %+.1f%% |" % (
-            case["split"], case["name"], layout, case["published"], unit,
-            "n/a (not ranked)" if not case["ranked"] else (rank or ">10"), est, 100 * err))
+            case["split"], case["name"], layout, case["published"], unit, shown, est, 100 * err))
     for split, errs in errors.items():
         print("%s: mean |error| %.1f%%, max %.1f%% over %d cases" % (
             split, 100 * sum(errs) / len(errs), 100 * max(errs), len(errs)))

@@ -313,8 +313,13 @@ def _assumptions(ctx, est):
             "GEMMs only), element-wise work at HBM bandwidth, a fixed cost per layer and "
             "micro batch, TP collectives and the CP ring over the node fabric (or the "
             "internode link), PP sends, the bubble (p-1)/v micro batches, DP reduce-scatter "
-            "and all-gather over DP x CP (exposed unless overlap_grad_reduce / "
-            "overlap_param_gather), optimizer step at HBM bandwidth",
+            "and all-gather over DP x CP (a ring across nodes on the NICs of its members on "
+            "each node; exposed unless overlap_grad_reduce / overlap_param_gather, then what "
+            "the compute after each model chunk's last backward cannot hide), optimizer step "
+            "at HBM bandwidth; FP8 keeps linear-layer inputs in 1 byte",
+            "search ranks in tiers: estimates within %.0f %% of a tier's best are ties, the "
+            "smaller TP x PP first (Narayanan et al. 2021, takeaway 2)"
+            % (100 * _planner_search.RANK_TIE_BAND),
             "mfu, when given, replaces the calibrated large-GEMM efficiency of the precision; "
             "model_flops_utilization is what the estimate implies",
         ],

@@ -58,7 +58,7 @@ def estimate(ctx, dp, gbs, nmb):
     sp = ctx["sequence_parallel"] and tp > 1
     per_layer = activation_bytes_per_layer(s_local, mbs, h, a, tp, ctx["recompute"],
                                            ctx["sequence_parallel"], ffn,
-                                           ctx["flash_attention"])
+                                           ctx["flash_attention"], ctx["precision"] == "fp8")
     t_sp = tp if sp else 1
     act = per_layer * L
     act += (8.0 * s_local * mbs * pp + s_local * mbs * h * pp) / t_sp

@@ -79,7 +79,7 @@ def megatron_bytes_per_parameter(distributed_optimizer, d, param_dtype="bf16"):
 
 
 def activation_bytes_per_layer(s, b, h, a, t=1, recompute="none", sequence_parallel=True,
-                               ffn_hidden=None, flash_attention=False):
+                               ffn_hidden=None, flash_attention=False, fp8=False):
     """Korthikanti et al. 2022 Table 2, bytes of activations of one transformer layer.
 
     With ffn_hidden = 4h (the paper's case):
@@ -89,6 +89,10 @@ def activation_bytes_per_layer(s, b, h, a, t=1, recompute="none", sequence_paral
     Any other ffn_hidden: 24 -> 8 + 4*ffn/h and 34 -> 18 + 4*ffn/h, as Megatron's
     theoretical_memory_usage.py writes it. flash_attention: the 5as^2b attention-score term
     is never stored (fused/flash attention recomputes it), so none == selective.
+    fp8: Transformer Engine keeps the input of each FP8 linear layer for its weight
+    gradient as FP8 (1 byte, not 2: TransformerEngine issue #1764, "we cache the FP8 data
+    (on Blackwell) or the FP8 transpose data (on Hopper)"): the QKV, projection, FC1 and
+    FC2 inputs (2 + 2 + 2 + 2 ffn/h bytes per sbh) halve, 3 + ffn/h bytes per sbh less.
     """
     f = 4.0 if ffn_hidden is None else float(ffn_hidden) / h
     sp = sequence_parallel and t > 1
@@ -96,9 +100,12 @@ def activation_bytes_per_layer(s, b, h, a, t=1, recompute="none", sequence_paral
     if recompute == "full":
         return 2.0 * sbh / (t if sp else 1)
     score = 0.0 if (recompute == "selective" or flash_attention) else 5.0 * a * s / h
+    # FP8 linear inputs: QKV and FC1 inputs (replicated without SP), projection and FC2
+    # inputs (split by TP).
+    replicated_fp8, split_fp8 = (2.0, 1.0 + f) if fp8 else (0.0, 0.0)
     if sp:
-        return sbh / t * (18.0 + 4.0 * f + score)
-    return sbh * (10.0 + (8.0 + 4.0 * f) / t + score / t)
+        return sbh / t * (18.0 + 4.0 * f + score - replicated_fp8 - split_fp8)
+    return sbh * (10.0 - replicated_fp8 + (8.0 + 4.0 * f - split_fp8) / t + score / t)
 
 
 def bubble_fraction(pp, micro_batches, vpp=1):

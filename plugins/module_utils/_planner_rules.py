@@ -69,22 +69,20 @@ def check(ctx):
                    "TP group stays on the node's xGMI/NVLink fabric (set "
                    "allow_tp_across_nodes to accept it)" % (tp, gpn))
 
-    # 5. Heads (transformer_config.py; arguments.py 1333).
-    if h % a:
-        out.append("hidden_heads: hidden size %d is not divisible by attention heads %d" % (h, a))
-    if a % tp:
-        out.append("heads_tp: attention heads %d are not divisible by TP %d" % (a, tp))
-    # 6. GQA.
-    if a % g:
-        out.append("kv_heads: attention heads %d are not divisible by KV heads (query groups) %d"
-                   % (a, g))
-    if g % tp:
-        out.append("kv_heads_tp: KV heads (query groups) %d are not divisible by TP %d "
-                   "(ROCm Megatron-LM transformer_config; upstream HEAD also accepts TP %% "
-                   "groups == 0)" % (g, tp))
-    # ColumnParallelLinear / RowParallelLinear: megatron.core.utils.divide.
-    if ffn % tp:
-        out.append("ffn_tp: FFN hidden size %d is not divisible by TP %d" % (ffn, tp))
+    # 5. Heads (transformer_config.py; arguments.py 1333), 6. GQA, and the TP splits of
+    # ColumnParallelLinear / RowParallelLinear (megatron.core.utils.divide): each value
+    # must be divisible by its divisor.
+    divisibility = (
+        ("hidden_heads", h, a, "hidden size %d is not divisible by attention heads %d"),
+        ("heads_tp", a, tp, "attention heads %d are not divisible by TP %d"),
+        ("kv_heads", a, g, "attention heads %d are not divisible by KV heads (query groups) %d"),
+        ("kv_heads_tp", g, tp, "KV heads (query groups) %d are not divisible by TP %d (ROCm "
+         "Megatron-LM transformer_config; upstream HEAD also accepts TP %% groups == 0)"),
+        ("ffn_tp", ffn, tp, "FFN hidden size %d is not divisible by TP %d"),
+    )
+    for rule, value, divisor, text in divisibility:
+        if value % divisor:
+            out.append("%s: %s" % (rule, text % (value, divisor)))
 
     # 3. Layers vs PP (strict: MCore otherwise silently builds L // PP layers per stage).
     if L % pp:

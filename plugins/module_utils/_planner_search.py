@@ -3,7 +3,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 
 """Layout search of the parallel-layout planner: the nearest valid layouts to an invalid
-one, and the ranking of every valid layout that fits by estimated throughput.
+one, and the ranking of every valid layout that fits by estimated throughput (in tiers: estimates
+within the model's error are ties, ordered by the smaller TP x PP).
 
 PRIVATE to the collection: not a public API, may change without notice.
 
@@ -43,6 +44,9 @@ def suggestion(ctx, result):
         "step_time_s": round_or_none(est.get("step_time_s"), 3),
     })
     layout["extrapolated"] = outside_calibration(ctx)
+    ranking = result.get("ranking") or {}
+    layout["tier"] = ranking.get("tier")
+    layout["tied"] = ranking.get("tied")
     layout["summary"] = describe_layout(layout)
     return layout
 
@@ -64,6 +68,8 @@ def describe_layout(s):
             verdict)
     if s.get("tokens_per_s_per_gpu") is not None:
         text += ", ~%.0f tokens/s/GPU" % s["tokens_per_s_per_gpu"]
+    if s.get("tier") is not None:
+        text += " [tier %d%s]" % (s["tier"], ", tied" if s.get("tied") else "")
     if s.get("extrapolated"):
         text += " (extrapolated: %s)" % "; ".join(s["extrapolated"])
     return text
@@ -185,25 +191,64 @@ def layout_key(layout):
     return (layout["tp"], layout["pp"], layout["cp"])
 
 
+# Estimates closer than this are ties: about the calibration cases' mean |error| (5.0 %
+# and 3.3 % in the two calibration rounds, docs/planner-calibration.md), so a smaller gap
+# does not say which layout is faster.
+RANK_TIE_BAND = 0.05
+
+
+def _tiers(entries):
+    """Order (tokens/s, memory GiB, context, result) entries in tiers: a tier is the best
+    remaining estimate and every layout within ``RANK_TIE_BAND`` of it. Inside a tier the
+    smaller model-parallel size TP x PP comes first, then the estimate: Narayanan et al.
+    2021 (arXiv:2104.04473) section 3.3 takeaway #2, "a total model-parallel size of
+    M = t . p should be used so that the model's parameters and intermediate metadata fit
+    in GPU memory; data parallelism can be used to scale up training to more GPUs" (model
+    parallelism adds TP collectives and pipeline bubbles the DP-overlapped layout does not
+    pay). Yields (tier, tied, entry)."""
+    rest = sorted(entries, key=lambda e: (-e[0], e[1]))
+    tier = 0
+    while rest:
+        tier += 1
+        floor = rest[0][0] * (1.0 - RANK_TIE_BAND)
+        tied = [e for e in rest if e[0] >= floor]
+        rest = [e for e in rest if e[0] < floor]
+        tied.sort(key=lambda e: (e[2]["tp"] * e[2]["pp"], -e[0], e[1]))
+        for entry in tied:
+            yield tier, len(tied) > 1, entry
+
+
 def rank(ctx, limit=10):
-    """Every valid layout that fits, best estimated tokens/s per GPU first (then lower
-    memory), keeping the best VPP / micro batch / recomputation of each TP x PP x CP.
-    Layouts outside the range of the published runs the throughput model was fitted on
+    """Every valid layout that fits, keeping the best VPP / micro batch / recomputation
+    of each TP x PP x CP, in tiers of estimated tokens/s per GPU (``_tiers``: estimates
+    within the model's error are ties, ordered by the smaller TP x PP). Layouts outside
+    the range of the published runs the throughput model was fitted on
     (``outside_calibration``: their estimate is an extrapolation) come after the others.
 
     Varies TP, PP, CP, VPP and micro batch size (recompute only where a layout does not
     fit without it); keeps the model, cluster, GPU, global batch, sequence length,
-    precision and optimizer settings of ``ctx``. Returns [(context, result)]."""
+    precision and optimizer settings of ``ctx``. Returns [(context, result)], each result
+    with ``ranking`` (tier, tied, model-parallel size)."""
     best = {}
     for cand in _candidates(ctx, ["none"]):
         cand, res = _fit_with_recompute(cand)
         est = res["estimate"]
         if res["violations"] or not est or est["memory"]["fits"] is False:
             continue
-        key = (bool(outside_calibration(cand)), -(est["tokens_per_s_per_gpu"] or 0.0),
-               est["memory"]["total_gib"])
+        key = (-(est["tokens_per_s_per_gpu"] or 0.0), est["memory"]["total_gib"])
         layout = layout_key(cand)
         if layout not in best or key < best[layout][0]:
             best[layout] = (key, cand, res)
-    ranked = sorted(best.values(), key=lambda item: item[0])
-    return [(c, r) for _key, c, r in ranked[:limit]]
+    ranked = []
+    tier0 = 0
+    for extrapolated in (False, True):
+        entries = [(-key[0], key[1], c, r) for key, c, r in best.values()
+                   if bool(outside_calibration(c)) == extrapolated]
+        last = tier0
+        for tier, tied, (_tps, _mem, c, r) in _tiers(entries):
+            last = tier0 + tier
+            r["ranking"] = {"tier": last, "tied": tied, "model_parallel": c["tp"] * c["pp"],
+                            "tie_band": RANK_TIE_BAND}
+            ranked.append((c, r))
+        tier0 = last
+    return ranked[:limit]

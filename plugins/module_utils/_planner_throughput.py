@@ -22,7 +22,8 @@ layer) is built from what each GPU does for one micro batch, layer by layer:
 - a fixed launch/synchronisation cost per layer and micro batch;
 - pipeline P2P sends and the bubble (p-1)/v micro batches (Narayanan et al. 2021 2.2);
 - the DP gradient reduce-scatter and parameter all-gather over DP x CP, exposed unless
-  overlapped (then only what the last micro batch's backward/forward cannot hide);
+  overlapped (then what the compute left after each model chunk's last backward / before
+  its first forward cannot hide: ``exposed_dp``);
 - recomputation: selective adds one attention forward, full one forward of each layer.
 
 What "MFU 0.4" was: the old planner divided model FLOPs by ``GPUs x peak x mfu`` with a
@@ -43,10 +44,10 @@ from __future__ import annotations
 # table and the Llama 3 405B BF16 run). The hold-out cases were not used.
 CALIBRATION = {
     # Fraction of the dense peak a large GEMM reaches, per precision.
-    "gemm_efficiency": {"bf16": 0.80, "fp8": 0.60},
+    "gemm_efficiency": {"bf16": 0.80, "fp8": 0.55},
     # Matrix dimension at which a GEMM runs at half its large-size efficiency
     # (efficiency factor x / (x + half) per dimension).
-    "gemm_half_dim": 96.0,
+    "gemm_half_dim": 64.0,
     # Flash attention: fraction of the BF16 peak on causal work (forward + backward).
     "attention_efficiency": 0.50,
     # HBM bytes moved by element-wise kernels per token and per hidden unit of a layer
@@ -117,12 +118,22 @@ def _gemm_time(m, n, k, peak, top, half, scale=None):
     return flops / (peak * eff)
 
 
-def _fabric(ctx, group, in_node):
-    """One-direction bytes/s a GPU gets for collectives in a group of ``group`` GPUs."""
+def _fabric(ctx, group, in_node, per_node=1):
+    """One-direction bytes/s a GPU gets for collectives in a group of ``group`` GPUs.
+
+    Across nodes, a ring collective whose group has ``per_node`` members on each node
+    crosses each node once per ring, and NCCL runs one ring (channel) per NIC: the bus
+    bandwidth is the sum of those members' NICs, not one NIC (nccl-tests'
+    "theoretical 100 GB/s" for 4 x 25 GB/s HDR NICs per node, NVIDIA/nccl-tests#152;
+    600 Gb/s bus bandwidth on 8 x 100 Gb/s NICs "roughly matching our expectation",
+    NVIDIA/nccl#495), capped by the node's GPU fabric."""
     gpu = ctx["gpu"]
     eff = ASSUMPTIONS["link_efficiency"]
     if not in_node or not gpu.get("interconnect_gbs"):
-        return ctx["internode_bytes_per_s"] * eff
+        nics = ctx["internode_bytes_per_s"] * max(per_node, 1)
+        if gpu.get("interconnect_gbs"):
+            nics = min(nics, gpu["interconnect_gbs"] * 1e9 / 2.0)
+        return nics * eff
     total = gpu["interconnect_gbs"] * 1e9 / 2.0
     if gpu.get("interconnect") == "xgmi" and gpu.get("interconnect_link_gbs"):
         # Fully connected mesh: each GPU reaches the others of its group over one
@@ -130,6 +141,23 @@ def _fabric(ctx, group, in_node):
         links = min(max(group - 1, 1), gpu.get("interconnect_links") or 1)
         return min(total, links * gpu["interconnect_link_gbs"] * 1e9 / 2.0) * eff
     return total * eff
+
+
+def exposed_dp(comm, pass_time, chunks, pp):
+    """Part of an overlapped DP collective (gradient reduce-scatter or parameter
+    all-gather, ``comm`` seconds in all) the compute of the stage does not hide.
+
+    ``pass_time`` is the backward (or forward) of one micro batch through the stage's
+    layers. Megatron launches the collective of each model chunk once that chunk's last
+    backward (first forward) is done, bucket by bucket (``grad_sync_func`` /
+    ``param_sync_func`` in megatron/core/pipeline_parallel/schedules.py,
+    ``forward_backward_pipelining_with_interleaving``). Without interleaving there is one
+    chunk: only its last micro batch hides it. With ``chunks`` = VPP model chunks, chunk k
+    is ready while the other chunks still have ``pp`` micro batches each to run, so the
+    collectives queue behind each other: the last chunk's share is exposed, or the backlog
+    when the queue is longer than the remaining compute."""
+    own = pass_time / float(chunks)
+    return max(0.0, comm / chunks - own, comm - (chunks - 1) * pp * own - own)
 
 
 def step_time(ctx, dp, gbs, nmb, shard_params, vpad):
@@ -218,9 +246,12 @@ def step_time(ctx, dp, gbs, nmb, shard_params, vpad):
     # Data parallel over DP x CP (gradients reduced, parameters gathered).
     shards = dp * cp
     dp_comm = 0.0
+    # Megatron's rank order (TP fastest, then CP, then DP): a node holds gpn / TP members
+    # of each DP x CP group.
+    per_node = min(shards, gpn // tp) if tp <= gpn else 1
     if shards > 1 and not ctx["fsdp"]:
         in_node = tp * cp * dp <= gpn
-        bw = _fabric(ctx, shards, in_node)
+        bw = _fabric(ctx, shards, in_node, per_node)
         ring = (shards - 1) / float(shards)
         if ctx["distributed_optimizer"]:
             reduce_t = shard_params * ASSUMPTIONS["grad_bytes"] * ring / bw
@@ -228,15 +259,16 @@ def step_time(ctx, dp, gbs, nmb, shard_params, vpad):
         else:
             reduce_t = 2.0 * shard_params * ASSUMPTIONS["grad_bytes"] * ring / bw
             gather_t = 0.0
+        chunks = vpp if interleaved else 1
         if ctx.get("overlap_grad_reduce"):
-            reduce_t = max(0.0, reduce_t - micro * 2.0 / 3.0)
+            reduce_t = exposed_dp(reduce_t, micro * 2.0 / 3.0, chunks, pp)
         if ctx["overlap_param_gather"]:
-            gather_t = max(0.0, gather_t - micro / 3.0)
+            gather_t = exposed_dp(gather_t, micro / 3.0, chunks, pp)
         dp_comm = reduce_t + gather_t
     elif shards > 1:
         # FSDP: parameters gathered forward and backward, gradients reduce-scattered,
         # per micro batch; overlapped with compute except for the first layer.
-        bw = _fabric(ctx, shards, tp * cp * dp <= gpn)
+        bw = _fabric(ctx, shards, tp * cp * dp <= gpn, per_node)
         volume = shard_params * (2.0 * ASSUMPTIONS["param_gather_bytes"]
                                  + ASSUMPTIONS["grad_bytes"]) * (shards - 1) / shards
         dp_comm = max(0.0, nmb * volume / bw - pipeline * 0.8)

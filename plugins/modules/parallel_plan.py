@@ -32,8 +32,11 @@ description:
     nearest valid layouts for the same cluster with their memory estimates.
   - With O(search=true), ranks every valid layout (TP x PP x CP, each with its best VPP,
     micro batch and recomputation) that fits by estimated throughput and returns the plan
-    of the best one. Layouts outside the range of the published runs (for example TP 1 for
-    a 70B model, CP at short sequences) are listed after the others, marked extrapolated.
+    of the best one. The ranking is in tiers - estimates within 5 % of a tier's best (the
+    model's error on the published runs) are ties, ordered by the smaller model-parallel
+    size TP x PP, as Narayanan et al. 2021 advise. Layouts outside the range of the
+    published runs (for example TP 1 for a 70B model, CP at short sequences) are listed
+    after the others, marked extrapolated.
   - Pure computation on the controller or the target; changes nothing.
 author:
   - gpucluster.training maintainers (@gpucluster)
@@ -319,7 +322,9 @@ suggestions:
 layouts:
   description:
     - With O(search=true), the valid layouts that fit, one per TP x PP x CP with its best VPP, micro batch and
-      recomputation, best estimated throughput first (same keys as RV(suggestions)).
+      recomputation (same keys as RV(suggestions), plus C(tier) and C(tied)).
+    - In tiers of estimated throughput, C(tier) 1 first. A tier holds the best remaining estimate and every layout
+      within 5 % of it (C(tied) true when it holds more than one); inside a tier the smaller TP x PP comes first.
     - Layouts outside the range of the published runs the throughput model is calibrated on come last; their
       C(extrapolated) list says why.
   returned: when search is true

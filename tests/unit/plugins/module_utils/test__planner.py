@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.gpucluster.training.plugins.module_utils import _planner as pl
+from ansible_collections.gpucluster.training.plugins.module_utils import _planner_search as search_mod
 
 GIB = 1024 ** 3
 
@@ -323,14 +324,25 @@ def test_search_llama2_70b_on_2x8_mi300x():
     r = pl.plan_search(dict(model="llama2-70b", nodes=2, gpus_per_node=8, gpu="mi300x",
                             global_batch_size=64, seq_length=4096))
     assert r["valid"] and r["layouts"]
-    # Best estimate first among the layouts inside the calibrated range, then the
-    # extrapolated ones (also best first).
+    # The layouts inside the calibrated range, then the extrapolated ones; each in tiers:
+    # a tier holds the best remaining estimate and every layout within the tie band of
+    # it, smaller TP x PP first, then the faster.
     inside = [x for x in r["layouts"] if not x["extrapolated"]]
     outside = [x for x in r["layouts"] if x["extrapolated"]]
     assert r["layouts"] == inside + outside and inside
-    for group in (inside, outside):
+    tiers = [x["tier"] for x in r["layouts"]]
+    assert tiers == sorted(tiers) and tiers[0] == 1
+    band = search_mod.RANK_TIE_BAND
+    for tier in set(tiers):
+        group = [x for x in r["layouts"] if x["tier"] == tier]
         speeds = [x["tokens_per_s_per_gpu"] for x in group]
-        assert speeds == sorted(speeds, reverse=True)
+        assert min(speeds) >= max(speeds) * (1 - band) - 0.1
+        keys = [(x["tp"] * x["pp"], -x["tokens_per_s_per_gpu"]) for x in group]
+        assert keys == sorted(keys)
+        assert all(x["tied"] == (len(group) > 1) for x in group)
+        later = [x["tokens_per_s_per_gpu"] for x in r["layouts"]
+                 if x["tier"] > tier and bool(x["extrapolated"]) == bool(group[0]["extrapolated"])]
+        assert all(v < max(speeds) * (1 - band) for v in later)
     assert all(x["fits"] for x in r["layouts"])
     best = r["layouts"][0]
     assert (r["layout"]["tp"], r["layout"]["pp"], r["layout"]["cp"]) == (best["tp"], best["pp"], best["cp"])
@@ -509,3 +521,13 @@ def test_small_ints_give_a_plan_or_violations_never_an_exception(
     else:
         assert r["violations"] and all(isinstance(v, str) and ":" in v for v in r["violations"])
         assert pl.format_failure(r)
+
+
+def test_fp8_keeps_linear_inputs_in_one_byte():
+    # Transformer Engine saves the FP8 copy of each linear layer's input (QKV, projection,
+    # FC1, FC2): 2 + 2 + 2 + 2 ffn/h bytes per sbh become half as many.
+    f = pl.activation_bytes_per_layer
+    sbh = S * B * H
+    assert f(S, B, H, A, 8, "selective", True, fp8=True) == pytest.approx(27.0 * sbh / 8)
+    assert f(S, B, H, A, 8, "selective", False, fp8=True) == pytest.approx(sbh * (8 + 19.0 / 8))
+    assert f(S, B, H, A, 8, "full", True, fp8=True) == f(S, B, H, A, 8, "full", True)
