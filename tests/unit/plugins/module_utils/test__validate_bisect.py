@@ -36,9 +36,9 @@ H100_PAIR = "nccl_all_reduce_perf_2node_16xH100_NDR_srun_label_nccltests290.txt"
 CRASHED_ALONE = "rccl_all_reduce_perf_1node_2x7900XTX_crash_rccl876.txt"
 
 
-def _result(pair, name, hardware=HW):
+def _result(pair, name, hardware=None):
     return {"node": list(pair), "test": "all_reduce_multi", "origin": "supplied", "source": name,
-            "hardware": hardware, "result": parse_collective_perf((FIX / name).read_text(encoding="utf-8"))}
+            "hardware": hardware or HW, "result": parse_collective_perf((FIX / name).read_text(encoding="utf-8"))}
 
 
 def _alone(node, name, hardware):
