@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make lab-finetune (after make lab): the Alpaca FSDP fine-tuning job of role
-# gpucluster.training.training_jobs through Slurm on the lab, on CPUs:
+# gpucluster.training.training_jobs through Slurm on the lab, on CPUs, submitted by a REGULAR
+# user (LAB_FINETUNE_USER, default alice, the same uid on every lab node, as a directory service
+# would give; made here when missing: no role of the collection owns site users):
 #   1. sbatch finetune.sbatch as the role rendered it (2 nodes x 2 processes, gloo, FSDP);
 #   2. after its first checkpoint, scontrol requeue: Slurm stops it and starts it again, and it
 #      resumes from the checkpoint with the step counter and the loss continuing;
@@ -13,12 +15,15 @@ JOBS=/opt/gpucluster/jobs
 LOGS=/var/log/gpucluster/jobs
 CTL=ctl1 FIRST=gpu1
 TIMEOUT=${LAB_FINETUNE_TIMEOUT:-600}
+USER_NAME=${LAB_FINETUNE_USER:-alice}
+USER_UID=${LAB_FINETUNE_UID:-2001}
 
 die() { echo "lab-finetune: $*" >&2; exit 1; }
 on() { local h=$1; shift; podman exec "$h" "$@"; }
 step() { printf '\n==== %s\n' "$*"; }
-sacct_line() { on "$CTL" sacct -X -n -P -j "$1" -o JobID,JobName,NNodes,NodeList,State,ExitCode,Elapsed | head -n 1; }
-state() { sacct_line "$1" | cut -d'|' -f5 | cut -d' ' -f1; }
+as_user() { local h=$1; shift; podman exec --workdir "/home/$USER_NAME" "$h" runuser -u "$USER_NAME" -- "$@"; }
+sacct_line() { on "$CTL" sacct -X -n -P -j "$1" -o JobID,JobName,User,NNodes,NodeList,State,ExitCode,Elapsed | head -n 1; }
+state() { sacct_line "$1" | cut -d'|' -f6 | cut -d' ' -f1; }
 log_of() { on "$FIRST" cat "$LOGS/finetune-$1.out" 2>/dev/null || true; }
 wait_for() {  # wait_for <seconds> <command...>: until the command succeeds
   local limit=$1; shift
@@ -31,14 +36,23 @@ for h in $CTL $FIRST gpu2; do
   [[ $(podman inspect -f '{{.State.Running}}' "$h" 2>/dev/null) == true ]] || die "$h is not running: run 'make lab' first"
 done
 on "$CTL" test -f "$JOBS/finetune.sbatch" || die "$JOBS/finetune.sbatch is missing on $CTL: run 'make lab' (training_jobs_finetune in inventories/lab)"
-# The run directory from the rendered step: --output_dir of finetune_alpaca.py.
+# The regular user, the same uid on every node (idempotent: made only when missing).
+for h in $CTL $FIRST gpu2; do
+  on "$h" getent passwd "$USER_NAME" >/dev/null \
+    || on "$h" useradd --uid "$USER_UID" --create-home --shell /bin/bash "$USER_NAME"
+  [[ $(on "$h" id -u "$USER_NAME") == "$USER_UID" ]] || die "$h: $USER_NAME has uid $(on "$h" id -u "$USER_NAME"), not $USER_UID"
+done
+# The run directory from the rendered step: --output_dir of finetune_alpaca.py, whose ${USER}
+# the program expands to the user the job runs as.
 out=$(on "$FIRST" grep -oE -- "--output_dir [^ ]+" "$JOBS/finetune.step.sh" | tail -n 1 | cut -d' ' -f2 | tr -d "'")
 [[ -n "$out" ]] || die "no --output_dir in $FIRST:$JOBS/finetune.step.sh (training_jobs_finetune_program must be alpaca_fsdp)"
+out=${out//"\${USER}"/$USER_NAME}
+out=${out//"\$USER"/$USER_NAME}
 
-step "1/3 sbatch $JOBS/finetune.sbatch (fresh run directory $out, shared by gpu1 and gpu2)"
-on "$FIRST" rm -rf "$out"
-job=$(on "$CTL" sbatch --parsable "$JOBS/finetune.sbatch" | cut -d';' -f1)
-echo "submitted job $job"
+step "1/3 $USER_NAME (uid $USER_UID on ctl1, gpu1, gpu2) runs sbatch $JOBS/finetune.sbatch (fresh run directory $out, shared by gpu1 and gpu2)"
+on "$FIRST" rm -rf "$out" "$out-malformed"
+job=$(as_user "$CTL" sbatch --parsable "$JOBS/finetune.sbatch" | cut -d';' -f1)
+echo "$USER_NAME submitted job $job"
 # Watch the shared run directory (the job log reaches the file in chunks): the first complete
 # checkpoint is the one with its DONE marker.
 first_done() { on "$FIRST" sh -c "ls -d $out/checkpoints/step-*/DONE 2>/dev/null | head -n 1" | grep -q DONE; }
@@ -57,8 +71,13 @@ echo "log $FIRST:$LOGS/finetune-$job.out (--open-mode=append: both runs of the j
 grep -E '^job |node rank|finetune: (job|model|no checkpoint|resumed|step|checkpoint|done)|error' <<<"$text" \
   | sed -E 's/^\[default0\]://' | sed 's/^/  /'
 
-# Checks: both nodes took part, the loss fell, the requeued run resumed where the first stopped.
+# Checks: the regular user's job completed, both nodes took part, the loss fell, the requeued run
+# resumed where the first stopped, and the checkpoints belong to the user.
 [[ $(state "$job") == COMPLETED ]] || die "job $job did not complete: $(sacct_line "$job")"
+[[ $(sacct_line "$job" | cut -d'|' -f3) == "$USER_NAME" ]] || die "job $job did not run as $USER_NAME: $(sacct_line "$job")"
+owner=$(on "$FIRST" stat -c %U "$out/checkpoints")
+[[ $owner == "$USER_NAME" ]] || die "$out/checkpoints belongs to $owner, not $USER_NAME"
+echo "checkpoints: $(on "$FIRST" stat -c '%U %A %n' "$out/checkpoints") under $(on "$FIRST" stat -c '%U %A %n' "${out%/*/*}")"
 grep -qE 'finetune: job .* ranks=.*gpu1/.*gpu2/|finetune: job .* ranks=.*gpu2/.*gpu1/' <<<"$text" || die "the ranks line does not name gpu1 and gpu2"
 mapfile -t steps < <(grep -oE 'finetune: step [0-9]+/' <<<"$text" | grep -oE '[0-9]+')
 resumed=$(grep -oE 'resumed from checkpoint [^:]+: step [0-9]+' <<<"$text" | grep -oE '[0-9]+$' | tail -n 1)
@@ -77,11 +96,11 @@ echo "requeued job resumed from its step-$resumed checkpoint and went on at step
 
 step "3/3 the same job on a malformed dataset (a record with a syntax error)"
 bad="$out-malformed/alpaca_malformed.json"
-on "$FIRST" mkdir -p "${bad%/*}"
+as_user "$FIRST" mkdir -p "${bad%/*}"
 # The lab dataset with the colon after "output" of record 3 removed.
-on "$FIRST" python3 -c 'import sys; t = open(sys.argv[1]).read().split("\n"); i = [n for n, l in enumerate(t) if "\"output\":" in l][2]; t[i] = t[i].replace("\"output\":", "\"output\"", 1); open(sys.argv[2], "w").write("\n".join(t))' \
+as_user "$FIRST" python3 -c 'import sys; t = open(sys.argv[1]).read().split("\n"); i = [n for n, l in enumerate(t) if "\"output\":" in l][2]; t[i] = t[i].replace("\"output\":", "\"output\"", 1); open(sys.argv[2], "w").write("\n".join(t))' \
   "$JOBS/alpaca_lab.json" "$bad"
-badjob=$(on "$CTL" sbatch --parsable "$JOBS/finetune.sbatch" --data_path "$bad" --output_dir "${bad%/*}/run" | cut -d';' -f1)
+badjob=$(as_user "$CTL" sbatch --parsable "$JOBS/finetune.sbatch" --data_path "$bad" --output_dir "${bad%/*}/run" | cut -d';' -f1)
 wait_for "$TIMEOUT" ended "$badjob" || die "job $badjob did not end in ${TIMEOUT}s"
 bad_text=$(log_of "$badjob")
 echo "sacct: $(sacct_line "$badjob")"

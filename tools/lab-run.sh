@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The lab's main job (make lab, after tools/lab.sh up): simulated hardware from real captures,
-# site.yml end to end (validation judging supplied captures), a drain on a failing capture and the
-# resume on a passing one, the 2-node CPU smoke training job through Slurm, and a short summary.
+# site.yml end to end (validation judging supplied captures), the bad-node search on supplied
+# captures (a failing pair, one node good alone, one bad: the bad one drained, then resumed on a
+# passing capture), the 2-node CPU smoke training job through Slurm, and a short summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export ANSIBLE_CONFIG=$PWD/ansible.cfg
@@ -37,15 +38,34 @@ for name, node in sorted(r["nodes"].items()):
     print("- %s: %s%s" % (name, node["verdict"], (" (drained: %s)" % node["reason"]) if node.get("drain") else ""))
 PYEOF
 echo "report: .tmp/lab-validate/report.md (with report.png)"
-fail_capture=tests/fixtures/nccl-log/rccl_ddp_1node_2x7900XTX_socket_fallback_rccl2.17.1_rccl1055.log
+# The bad-node search (issue 15.4): the 2-node run fails, gpu1 alone passes, gpu2 alone crashed
+# (tests/sim/lab_bad_node_results.yml). The search names gpu2 and drains it with the evidence;
+# gpu1 stays in service. Then a passing capture for gpu2 resumes it (it was drained by us).
+run .tmp/lab-validate-bad-node.log playbooks/validate.yml -i "$inv" -e @tests/sim/lab_bad_node_results.yml >/dev/null
+python3 - .tmp/lab-validate-bad-node/report.json <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["bad_node_search"]
+print("bad-node search (%s): runs %s" % ("SUPPLIED captures, not measured" if r["supplied"] else "measured",
+      ", ".join("%s %s" % ("+".join(g["nodes"]), g["status"].upper()) for g in s["groups"])))
+for host, evidence in sorted(s["culprits"].items()):
+    print("- BAD NODE %s: %s" % (host, evidence[0]))
+print("- cleared: %s; undetermined: %s" % (", ".join(s["cleared"]) or "-", s["undetermined"] or "none"))
+for name, node in sorted(r["nodes"].items()):
+    print("- %s: %s%s" % (name, node["verdict"], (" -> drain: %s" % node["reason"]) if node.get("drain") else ""))
+PYEOF
+echo "report: .tmp/lab-validate-bad-node/report.md, report.json, report.png"
+state() { podman exec ctl1 sinfo --noheader --Node --nodes "$1" --format '%t %E'; }
+for n in gpu1 gpu2; do echo "sinfo $n: $(state "$n")"; done
+[[ $(state gpu2) == drain*"gpucluster validate: bad-node search: gpu2 fails alone"* ]] \
+  || { echo "lab: the bad-node search did not drain gpu2 with its evidence: $(state gpu2)" >&2; exit 1; }
+[[ $(state gpu1) != drain* ]] || { echo "lab: gpu1 was drained: $(state gpu1)" >&2; exit 1; }
 pass_capture=tests/fixtures/nccl-log/nccl_gather_perf_2node_A100_RoCE+IB_GDRDMA_nccl2.16.5_nccltests350.log
-for case in fail pass; do
-  capture=$fail_capture; [[ $case == pass ]] && capture=$pass_capture
-  printf '{"validate_report_dir": "%s", "validate_supplied_results": [{"test": "nccl_log", "node": "gpu2", "src": "%s", "source": "%s"}]}\n' \
-    "$PWD/.tmp/lab-validate-$case" "$PWD/$capture" "$capture" > ".tmp/lab-validate-$case.json"
-  run ".tmp/lab-validate-$case.log" playbooks/validate.yml -i "$inv" -e "@.tmp/lab-validate-$case.json" >/dev/null
-  echo "gpu2 given $(basename "$capture"): $(podman exec ctl1 sinfo --noheader --Node --nodes gpu2 --format '%t %E')"
-done
+printf '{"validate_report_dir": "%s", "validate_supplied_results": [{"test": "nccl_log", "node": "gpu2", "src": "%s", "source": "%s"}]}\n' \
+  "$PWD/.tmp/lab-validate-pass" "$PWD/$pass_capture" "$pass_capture" > .tmp/lab-validate-pass.json
+run .tmp/lab-validate-pass.log playbooks/validate.yml -i "$inv" -e @.tmp/lab-validate-pass.json >/dev/null
+echo "gpu2 given $(basename "$pass_capture") (passes): $(state gpu2)"
+[[ $(state gpu2) != drain* ]] || { echo "lab: gpu2 was not resumed: $(state gpu2)" >&2; exit 1; }
 
 step "4/5 smoke training job through Slurm (2 nodes, CPU, gloo, torchrun)"
 run .tmp/lab-smoke.log playbooks/smoke_job.yml -i "$inv" >/dev/null

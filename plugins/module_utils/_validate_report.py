@@ -130,11 +130,13 @@ def judge_run(results, hardware, policy=None, nodes=None, run=None):
                                                       % (check["test"], check["check"]), pol["reason_max_chars"])
     search = find_bad_nodes(checks)
     for host, evidence in search["culprits"].items():
-        if host in per_node and not per_node[host]["drain"]:
+        # The search's evidence names the node and the runs that convict it (alone, with whom):
+        # it is the drain reason even when a node-level check of its own already failed.
+        if host in per_node:
             per_node[host]["drain"] = True
             per_node[host]["verdict"] = "fail"
-            per_node[host]["failed"].append("bad-node search: " + evidence[0])
-            per_node[host]["reason"] = _short(DRAIN_PREFIX + "bad-node search: " + evidence[0],
+            per_node[host]["failed"].append("bad-node search: " + "; ".join(evidence))
+            per_node[host]["reason"] = _short(DRAIN_PREFIX + "bad-node search: " + "; ".join(evidence),
                                               pol["reason_max_chars"])
     counts = {"pass": 0, "fail": 0, "skip": 0}
     for check in checks:
@@ -213,9 +215,10 @@ def report_markdown(report, title="gpucluster validate", plot_file="report.png")
         out.append("")
         for host, evidence in sorted((search.get("culprits") or {}).items()):
             out.append("- **%s** is the culprit: %s" % (host, " | ".join(evidence).replace("|", "/")))
-        for nodes in search.get("undetermined") or []:
-            out.append("- undetermined: the failing run of %s is not explained by one node (run each "
-                       "node alone and in pairs to tell)" % ", ".join(nodes))
+        for text in search.get("advice") or ["the failing run of %s is not explained by one node (run each "
+                                             "node alone and in pairs to tell)" % ", ".join(nodes)
+                                             for nodes in search.get("undetermined") or []]:
+            out.append("- undetermined: %s" % text)
         if search.get("cleared"):
             out.append("- cleared (pass in at least one run): %s" % ", ".join(search["cleared"]))
         out.append("")

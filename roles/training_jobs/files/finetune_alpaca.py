@@ -21,7 +21,10 @@ full_shard with LlamaDecoderLayer auto-wrap), written for Slurm:
   from the newest complete one: model, optimizer, step counter and data position continue;
 - log: rank 0 prints each step's loss, learning rate, samples/s and tokens/s.
 
-<output_dir> must be on a filesystem every node sees (checked at start).
+<output_dir> must be on a filesystem every node sees (checked at start) and writable by the user who
+submitted the job; ``$USER`` / ``${USER}`` (the user the job runs as) and other environment variables
+in --output_dir and --data_path are expanded, so one job template gives each user their own run
+directory.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import argparse
 import functools
 import json
 import os
+import pwd
 import shutil
 import socket
 import sys
@@ -103,8 +107,17 @@ class HFTokenizer:
         return self.tok.encode(text, add_special_tokens=False)
 
 
+def expand_paths(args):
+    """$USER (the user this process runs as, whatever the submitting shell exported) and the
+    job's other environment variables in --output_dir and --data_path."""
+    os.environ["USER"] = pwd.getpwuid(os.getuid()).pw_name
+    args.output_dir = os.path.expandvars(os.path.expanduser(args.output_dir))
+    args.data_path = os.path.expandvars(os.path.expanduser(args.data_path))
+    return args
+
+
 def main(argv=None):  # pylint: disable=too-many-locals,too-many-statements
-    args = parse_args(argv)
+    args = expand_paths(parse_args(argv))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     records = load_dataset(args.data_path)
@@ -167,10 +180,17 @@ def main(argv=None):  # pylint: disable=too-many-locals,too-many-statements
     probe = [os.path.join(args.output_dir, ".shared-%s-%d" % (socket.gethostname(), os.getpid()))]
     dist.broadcast_object_list(probe)
     probe = probe[0]
+    written = [""]
     if rank == 0:
-        os.makedirs(ckpt_dir, exist_ok=True)
-        with open(probe, "w", encoding="utf-8") as handle:
-            handle.write("probe\n")
+        try:
+            os.makedirs(ckpt_dir, exist_ok=True)
+            with open(probe, "w", encoding="utf-8") as handle:
+                handle.write("probe\n")
+        except OSError as exc:
+            written = ["output_dir %s is not writable by user %s: %s" % (
+                args.output_dir, os.environ["USER"], exc.strerror or exc)]
+    dist.broadcast_object_list(written)
+    all_fail(not written[0], written[0])
     dist.barrier()
     all_fail(os.path.isfile(probe), "output_dir %s is not on a filesystem shared by every node (%s)" % (args.output_dir, ", ".join(hosts)))
     dist.barrier()
