@@ -4,6 +4,8 @@
 # Usage: tools/molecule.sh <scenario> [molecule command, default: test]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# as tools/lab.sh and the Makefile: without it podman fails here with "error setting rlimit type 7"
+export CONTAINERS_CONF=${CONTAINERS_CONF:-$PWD/tools/containers.conf}
 scenario=${1:?usage: tools/molecule.sh <scenario> [command]}; shift
 cmd=${1:-test}; shift || true
 .venv/bin/python - "$scenario" <<'PY'

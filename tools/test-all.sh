@@ -11,7 +11,7 @@ logs=.tmp/test-logs
 mkdir -p "$logs"
 jobs=${TEST_JOBS:-2}
 # Longest first, so the two lanes finish close together (times in README, "Tests").
-order=(cluster rocm slurm-trixie cuda rdma rdma_mismatch)
+order=(cluster rocm slurm-trixie cuda slurm-repo rdma rdma_mismatch)
 all=$(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml | cut -d/ -f2 | sort)
 scenarios=${TEST_SCENARIOS:-$( { printf '%s\n' "${order[@]}" | grep -Fxf <(echo "$all"); echo "$all" | grep -vFxf <(printf '%s\n' "${order[@]}"); } )}
 

@@ -1,7 +1,7 @@
 # Copyright: contributors to gpucluster.training
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Builds the signed TEST-DOUBLE apt repositories the rocm and cuda Molecule scenarios install from.
+"""Builds the signed TEST-DOUBLE apt repositories the rocm, cuda and slurm-repo Molecule scenarios install from.
 
 Runs inside the scenario's repository container (Debian, with dpkg-deb, apt-ftparchive and gpg):
 
@@ -11,7 +11,8 @@ The spec (rendered by molecule/shared/gpu_test_repo.yml) names the web root, the
 public key is exported to, and the repositories with their packages. Every package is a stand-in
 with a real package name and a Description that says it is a test double; it ships only the small
 files the spec lists. The signing key is generated here, once per container, and never leaves
-the test.
+the test. A repository with ``signed: false`` gets no InRelease/Release.gpg: apt must refuse it
+(the slurm-repo scenario checks that).
 """
 
 import json
@@ -112,7 +113,8 @@ def build_repo(home, root, repo):
         with open(os.path.join(base, "Packages"), "w", encoding="utf-8") as handle:
             handle.write(packages.stdout)
         release(base, repo, {})
-        sign(home, base)
+        if repo.get("signed", True):
+            sign(home, base)
         return
     suite, component = repo["suite"], repo.get("component", "main")
     pool = os.path.join(base, "pool", component)
@@ -127,7 +129,8 @@ def build_repo(home, root, repo):
         handle.write(packages.stdout)
     release(os.path.join(base, "dists", suite), repo,
             {"Suite": suite, "Codename": suite, "Components": component, "Architectures": "amd64"})
-    sign(home, os.path.join(base, "dists", suite))
+    if repo.get("signed", True):
+        sign(home, os.path.join(base, "dists", suite))
 
 
 def main(argv):
