@@ -199,10 +199,13 @@ def test_srun_with_pmix_across_both_nodes():
     assert sorted(line.split()[0] for line in out.splitlines()) == COMPUTE, out
     assert sorted(line.split()[1] for line in out.splitlines()) == ["0", "1"], out
     for name in COMPUTE:
-        # the log of the running slurmd (since its last start): an earlier start may predate the
-        # PMIx library's installation in the same converge
-        since_start = on(name).check_output("tac /var/log/slurm/slurmd.log | sed '/slurmd version .* started/q' | tac")
-        assert "slurmd version" in since_start and "can not load PMIx library" not in since_start, since_start
+        # every start of slurmd since the container booted, the first (when its package was
+        # installed) included: the PMIx library is installed before the Slurm packages
+        journal = on(name).check_output("journalctl --boot --unit slurmd --no-pager --output cat")
+        log = on(name).check_output("cat /var/log/slurm/slurmd.log")
+        print("%s: %d slurmd starts in the journal since boot" % (name, journal.count("Started slurmd")))
+        assert "slurmd version" in log and "can not load PMIx library" not in log, log
+        assert "Started slurmd" in journal and "can not load PMIx library" not in journal, journal
 
 
 def test_job_step_gets_slurmds_memlock_not_the_submitting_shells():
