@@ -16,9 +16,11 @@ Parts (BENCH_PARTS, comma-separated; default all):
            (read back from the converged hosts), all hosts in parallel, plus the floor
   rerun    whole site.yml on a converged lab (changed=0 expected), and each stage alone
   sweep    the rerun of stages base, rdma, slurm (each, and together) at BENCH_SIZES compute nodes
-Environment: BENCH_NODES (compute nodes for floor/cold/rerun, default 2), BENCH_SIZES (default
+Environment: BENCH_NODES (compute nodes for floor/cold/rerun, default 2), BENCH_STAGES (the stages
+rerun alone, default every stage and base+slurm; '+' joins stages), BENCH_SIZES (default
 2,4,8,16), BENCH_REPEAT (runs per figure, median, default 3), BENCH_SWEEP_REPEAT (default
-BENCH_REPEAT), BENCH_CONNECTIONS (podman,ssh), BENCH_FORKS (a number, or 'hosts': one fork per
+BENCH_REPEAT), BENCH_SWEEP_STAGES (base,rdma,slurm,base+rdma+slurm), BENCH_CONVERGE=0 (the lab is
+converged already: no untimed converge before the reruns), BENCH_CONNECTIONS (podman,ssh), BENCH_FORKS (a number, or 'hosts': one fork per
 host, the default), BENCH_KEEP=1 keeps the containers at the end.
 Writes bench/results/converge.json and converge.png; logs in .tmp/bench/logs/.
 """
@@ -54,7 +56,7 @@ ENV = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_FORCE_C
            CONTAINERS_CONF=os.environ.get("CONTAINERS_CONF", str(ROOT / "tools" / "containers.conf")),
            PATH="%s:%s" % (ROOT / ".venv" / "bin", os.environ.get("PATH", "")),
            ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks,ansible.posix.timer",
-           PROFILE_TASKS_TASK_OUTPUT_LIMIT="12", ANSIBLE_DEPRECATION_WARNINGS="false")
+           PROFILE_TASKS_TASK_OUTPUT_LIMIT="all", ANSIBLE_DEPRECATION_WARNINGS="false")
 
 
 class BenchError(RuntimeError):
@@ -216,7 +218,8 @@ def play(label, inv, playbook, stages=None, limit=None, nodes=2):
     changed = {h: r["changed"] for h, r in recap.items() if r["changed"]}
     slowest = [[m.group(1).strip(), float(m.group(2))] for m in PROFILE.finditer(text.split("=" * 40)[-1])]
     say("%-44s %7.1f s%s  (%s)" % (label, seconds, "  changed: %s" % changed if changed else "", log.relative_to(ROOT)))
-    return {"seconds": seconds, "changed": changed, "log": str(log.relative_to(ROOT)), "slowest": slowest[:12]}
+    probes = [t for t in slowest if re.search(r"rdma : Probe the (GPUs|RDMA)", t[0])]
+    return {"seconds": seconds, "changed": changed, "log": str(log.relative_to(ROOT)), "slowest": slowest[:12], "probes": probes}
 
 
 def repeat(count, label, func):
@@ -224,7 +227,7 @@ def repeat(count, label, func):
     ordered = sorted(runs, key=lambda r: r["seconds"])
     mid = ordered[(len(ordered) - 1) // 2]
     return {"median": median([r["seconds"] for r in runs]), "runs": [r["seconds"] for r in runs],
-            "changed": [r["changed"] for r in runs], "median_log": mid["log"], "slowest": mid["slowest"]}
+            "changed": [r["changed"] for r in runs], "median_log": mid["log"], "slowest": mid["slowest"], "probes": mid["probes"]}
 
 
 def simulate(inv, nodes, limit=None):
@@ -285,7 +288,7 @@ def part_floor_rerun(nodes, reps, connections, parts, result):
     new = up(nodes)
     if new:
         simulate(inventory(nodes, "podman"), nodes)
-    if "rerun" in parts:
+    if "rerun" in parts and os.environ.get("BENCH_CONVERGE", "1") == "1":
         # a converged bench lab (every stage) for the reruns
         play("converge site.yml (not timed)", inventory(nodes, "podman"), "site.yml", nodes=nodes)
     for conn in connections:
@@ -296,14 +299,15 @@ def part_floor_rerun(nodes, reps, connections, parts, result):
         if "rerun" in parts:
             out["site"] = repeat(reps, "%s: site.yml rerun" % conn, lambda label: play(label, inv, "site.yml", nodes=nodes))
             out["stages"] = {}
-            for stage in STAGES + ["base+slurm"]:
+            for stage in env_list("BENCH_STAGES", ",".join(STAGES + ["base+slurm"])):
                 sel = stage.split("+")
                 out["stages"][stage] = repeat(reps, "%s: stage %s rerun" % (conn, stage),
                                               lambda label, sel=sel: play(label, inv, "site.yml", stages=sel, nodes=nodes))
 
 
 def part_sweep(sizes, reps, connections, result):
-    sweep = result.setdefault("sweep", {"sizes": sizes, "stages": list(SWEEP_STAGES)})
+    stages = {k: v for k, v in SWEEP_STAGES.items() if k in env_list("BENCH_SWEEP_STAGES", ",".join(SWEEP_STAGES))}
+    sweep = result.setdefault("sweep", {"sizes": sizes, "stages": list(stages)})
     for nodes in sizes:
         new = up(nodes)
         inv = inventory(nodes, "podman")
@@ -314,7 +318,7 @@ def part_sweep(sizes, reps, connections, result):
             inv = inventory(nodes, conn)
             row = sweep.setdefault(conn, {}).setdefault(str(nodes), {})
             row["floor"] = repeat(reps, "sweep %d %s: floor" % (nodes, conn), lambda label: play(label, inv, "bench/floor.yml", nodes=nodes))
-            for stage, sel in SWEEP_STAGES.items():
+            for stage, sel in stages.items():
                 row[stage] = repeat(reps, "sweep %d %s: %s rerun" % (nodes, conn, stage),
                                     lambda label, sel=sel: play(label, inv, "site.yml", stages=sel, nodes=nodes))
 
@@ -326,7 +330,7 @@ def ratios(result):
     for conn, data in result.get("connections", {}).items():
         if data.get("floor") and data.get("site"):
             out["%s: site.yml rerun / floor" % conn] = [round(data["site"]["median"] / data["floor"]["median"], 2), GOALS["rerun_over_floor"]]
-        if data.get("floor") and data.get("stages"):
+        if data.get("floor") and (data.get("stages") or {}).get("base+slurm"):
             out["%s: base+slurm rerun / floor" % conn] = [round(data["stages"]["base+slurm"]["median"] / data["floor"]["median"], 2), None]
     cold = result.get("cold")
     if cold:
@@ -334,15 +338,16 @@ def ratios(result):
     sweep = result.get("sweep", {})
     sizes = sweep.get("sizes", [])
     for conn in [c for c in sweep if c not in ("sizes", "stages")]:
-        lo, hi = str(min(sizes)), str(max(sizes))
-        if lo in sweep[conn] and hi in sweep[conn] and lo != hi:
-            for stage in SWEEP_STAGES:
+        done = sorted(int(n) for n in sweep[conn] if all(st in sweep[conn][n] for st in sweep["stages"]))
+        lo, hi = (str(done[0]), str(done[-1])) if done else ("", "")
+        if lo != hi:
+            for stage in sweep["stages"]:
                 out["%s: %s rerun %s -> %s nodes" % (conn, stage, lo, hi)] = [
                     round(sweep[conn][hi][stage]["median"] / sweep[conn][lo][stage]["median"], 2), GOALS["sweep_growth"]]
     for conn, data in result.get("connections", {}).items():
-        for name, secs in (data.get("site") or {}).get("slowest", []):
-            if name.startswith(("gpucluster.training.rdma : Probe", "Probe the")) or "Probe the" in name:
-                out["%s: %s" % (conn, name[-60:])] = [secs, GOALS["probe_seconds"]]
+        for name, secs in (data.get("site") or {}).get("probes", []):
+            key = "%s: probe task '%s' (all hosts at once)" % (conn, name.split(" : ")[-1])
+            out[key] = [max(secs, out.get(key, [0])[0]), GOALS["probe_seconds"]]
     return out
 
 
@@ -356,7 +361,7 @@ def table(result):
         nodes = next(iter(conns.values()))["nodes"]
         lines.append("| floor: gather facts + ping (%d hosts) | %s |" % (nodes + 1, " | ".join(cell((c.get("floor") or {}).get("median")) for c in conns.values())))
         lines.append("| whole site.yml rerun | %s |" % " | ".join(cell((c.get("site") or {}).get("median")) for c in conns.values()))
-        for stage in STAGES + ["base+slurm"]:
+        for stage in sorted({s for c in conns.values() for s in c.get("stages") or {}}, key=lambda s: (STAGES + [s]).index(s)):
             lines.append("| stage %s rerun | %s |" % (stage, " | ".join(cell(((c.get("stages") or {}).get(stage) or {}).get("median")) for c in conns.values())))
     cold = result.get("cold")
     if cold:
@@ -365,8 +370,8 @@ def table(result):
     sweep = result.get("sweep", {})
     for conn in [c for c in sweep if c not in ("sizes", "stages")]:
         for size, row in sorted(sweep[conn].items(), key=lambda kv: int(kv[0])):
-            lines.append("| sweep %s, %s compute nodes: floor / base / rdma / slurm / all three | %s |" % (
-                conn, size, " / ".join(cell(row[k]["median"]) for k in ["floor"] + list(SWEEP_STAGES))))
+            lines.append("| sweep %s, %s compute nodes: floor / %s | %s |" % (
+                conn, size, " / ".join(sweep["stages"]), " / ".join(cell((row.get(k) or {}).get("median")) for k in ["floor"] + sweep["stages"])))
     return "\n".join(lines)
 
 
@@ -375,13 +380,13 @@ def plot(result, path):
     conns = [c for c in sweep if c not in ("sizes", "stages")]
     series = []
     for conn in conns:
-        for stage in ["floor"] + list(SWEEP_STAGES):
+        for stage in ["floor"] + sweep["stages"]:
             points = [(int(size), row[stage]["median"]) for size, row in sweep[conn].items() if stage in row]
             if points:
                 series.append(("%s %s" % (conn, stage), sorted(points), 0 if conn == "podman" else 6))
     width, height, left, right, top, bottom = 960, 540, 70, 300, 50, 60
     canvas = _Canvas(width, height)
-    canvas.text(left, 16, "SITE.YML RERUN (S) VS COMPUTE NODES, MEDIAN")
+    canvas.text(left, 16, "SITE.YML RERUN (S) VS COMPUTE NODES (MEDIAN)")
     x0, x1, y0, y1 = left, width - right, height - bottom, top
     canvas.line(x0, y0, x1, y0, (0, 0, 0))
     canvas.line(x0, y0, x0, y1, (0, 0, 0))
@@ -447,10 +452,18 @@ def main():
             part_floor_rerun(nodes, reps, connections, parts, result)
         if "sweep" in parts:
             part_sweep(sizes, sweep_reps, connections, result)
+    except (BenchError, KeyboardInterrupt) as err:
+        result["stopped"] = str(err) or "interrupted"
+        say("stopped: %s (the figures so far are written)" % result["stopped"])
     finally:
         if os.environ.get("BENCH_KEEP") != "1":
             remove_all()
             subprocess.run(["podman", "network", "rm", NET], capture_output=True, env=ENV, check=False)
+    report(result, start)
+    return 1 if result.get("stopped") else 0
+
+
+def report(result, start):
     result["seconds"] = round(time.monotonic() - start, 1)
     result["machine"]["load_after"] = list(os.getloadavg())
     result["ratios"] = ratios(result)
@@ -474,9 +487,7 @@ def main():
 
 if __name__ == "__main__":
     try:
-        main()
+        sys.exit(main())
     except BenchError as err:
         print("bench: %s" % err, file=sys.stderr)
         sys.exit(1)
-    except KeyboardInterrupt:
-        sys.exit(130)
