@@ -142,6 +142,11 @@ def up(nodes):
             time.sleep(1)
         else:
             raise BenchError("%s%s: systemd did not come up" % (PREFIX, name))
+        if "ssh" in env_list("BENCH_CONNECTIONS", "podman,ssh") and subprocess.run(
+                ["podman", "exec", PREFIX + name, "test", "-x", "/usr/sbin/sshd"], env=ENV, check=False).returncode != 0:
+            # the node image is shared by every checkout on this machine: one built from a
+            # Containerfile without openssh-server (an older checkout's) replaces the tag
+            raise BenchError("%s%s: %s has no sshd: rebuild it from this checkout (tools/build-images.sh)" % (PREFIX, name, IMAGE))
         if SSH_KEY.with_suffix(".pub").exists():
             sh("podman", "exec", "-i", PREFIX + name, "sh", "-c",
                "install -d -m 700 /root/.ssh && cat > /root/.ssh/authorized_keys && chmod 600 /root/.ssh/authorized_keys",
