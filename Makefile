@@ -11,7 +11,7 @@ export PY_COLORS ?= 0
 S ?= base
 SCENARIOS := $(sort $(notdir $(patsubst %/molecule.yml,%,$(wildcard molecule/*/molecule.yml))))
 
-.PHONY: help setup lab lab-up lab-test lab-finetune lab-down test unit lint lint-only sanity units harness molecule molecule-all podman-check clean
+.PHONY: help setup lab lab-up lab-test lab-finetune lab-down bench test unit lint lint-only sanity units harness molecule molecule-all podman-check clean
 
 help:
 	@echo "make setup       install Debian packages, .venv, node images (idempotent; root)"
@@ -19,6 +19,8 @@ help:
 	@echo "make lab-test    make lab, then site.yml through ansible-runner as an AWX job (twice)"
 	@echo "make lab-finetune  after make lab: the Alpaca FSDP fine-tuning job through Slurm, requeued and resumed"
 	@echo "make lab-down    remove the lab containers and network"
+	@echo "make bench       bench/converge: floor, cold, rerun and node-count sweep of site.yml (about"
+	@echo "                 1-2 h on 2 cores; BENCH_PARTS/BENCH_SIZES/BENCH_REPEAT pick a quicker run)"
 	@echo "make test        the whole suite (CI): setup, lint, sanity, units, harness, every Molecule"
 	@echo "                 scenario two at a time; prints the time of every phase"
 	@echo "make unit | units | lint | sanity | harness | molecule S=<scenario>"
@@ -40,6 +42,10 @@ lab-finetune:
 
 lab-down:
 	tools/lab.sh down
+
+# Not part of make test: speed is measured here, never asserted in tests.
+bench: setup
+	bench/converge
 
 test:
 	tools/test-all.sh

@@ -59,6 +59,10 @@ up() {
       sleep 1
     done
     [[ $state == running || $state == degraded ]] || die "$name: systemd did not come up (state: ${state:-unknown})"
+    # SSH mode: root logs in with the key tools/setup.sh made (ssh -i .tmp/ssh/id_ed25519 root@<address>)
+    if [[ -f .tmp/ssh/id_ed25519.pub ]]; then
+      podman exec -i "$name" sh -c 'install -d -m 700 /root/.ssh && cat > /root/.ssh/authorized_keys' < .tmp/ssh/id_ed25519.pub
+    fi
   done
   echo "lab: ctl1 gpu1 gpu2 are up on $NET ($SUBNET)"
 }

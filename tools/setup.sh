@@ -11,9 +11,10 @@ say() { printf '\n== %s\n' "$*"; }
 # that each command the tools call comes from one of these or from a base Debian system):
 #   golang-github-containernetworking-plugin-dnsname: containers on a CNI network (podman 4.3)
 #   resolve each other by name (Molecule's test-double repository hosts); tools/podman-check.sh
+#   openssh-client: the lab's SSH mode (ssh-keygen here, ssh for Ansible's ssh connection)
 need_pkgs=(podman runc uidmap debootstrap python3-venv slirp4netns fuse-overlayfs
            containernetworking-plugins golang-github-containernetworking-plugin-dnsname
-           make git shellcheck)
+           make git shellcheck openssh-client)
 missing=()
 for p in "${need_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -66,5 +67,12 @@ if [[ -n "$pipver" ]]; then
 fi
 
 tools/build-images.sh
+
+# The lab's SSH key (the bench's SSH mode; tools/lab.sh and bench/converge authorize it for root
+# in the containers). Local state: never committed, made once.
+if [[ ! -f .tmp/ssh/id_ed25519 ]]; then
+  mkdir -p .tmp/ssh && chmod 700 .tmp/ssh
+  ssh-keygen -q -t ed25519 -N '' -C gpucluster-lab -f .tmp/ssh/id_ed25519
+fi
 tools/podman-check.sh
 say "setup complete"
