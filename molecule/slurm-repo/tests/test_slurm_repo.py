@@ -11,7 +11,7 @@ import pytest
 
 REPO = "http://slurmrepo-repo"
 PINNED = "23.11.10-1"
-HELD = ["slurm-smd-client", "slurm-smd-slurmctld", "slurm-smd-slurmd", "slurm-smd-slurmdbd"]
+HELD = ["slurm-smd-client", "slurm-smd-slurmctld", "slurm-smd-slurmd", "slurm-smd-slurmdbd", "slurm-smd-libpam-slurm-adopt"]
 KEYRING = "/etc/apt/keyrings/gpucluster-slurm.asc"
 LIST = "deb [signed-by=%s] %s/slurm bookworm main" % (KEYRING, REPO)
 
@@ -74,7 +74,14 @@ def test_distribution_slurm_is_never_a_candidate(node):
 def test_packages_held(node):
     held = node.check_output("apt-mark showhold").split()
     print("apt-mark showhold:", " ".join(held))
-    assert sorted(set(HELD) & set(held)) == HELD, held
+    assert sorted(set(HELD) & set(held)) == sorted(HELD), held
+
+
+def test_pam_slurm_adopt_from_the_site_repository(node):
+    """slurm_common_packages.pam_adopt names SchedMD's package; sshd's account stack ends with it."""
+    account = [line.split() for line in body(node.file("/etc/pam.d/sshd").content_string) if line.lstrip("-").startswith("account")]
+    print(account)
+    assert account[-1] == ["-account", "required", "pam_slurm_adopt.so", "action_no_jobs=deny"], account
 
 
 def test_upgrade_moves_no_slurm_package(node):
