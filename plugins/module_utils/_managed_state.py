@@ -1,0 +1,283 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What a role manages compared with what a host has: the pure part of the managed_state module.
+
+Text in (dpkg-query, rpm, systemctl show output, file contents), drift strings out. The module
+reads the host (stat, file contents, one package query, one systemctl call) and hands the readings
+here. Every rule follows what the change task of the role would do, so "no drift" means the
+change task would change nothing:
+
+- files: ansible.builtin.copy/template/file (existence, type, owner, group, mode, SHA-1 of the
+  content); content is never returned, only "content differs".
+- lines: ansible.builtin.lineinfile with state=present and a regexp (the last matching line must be
+  the line; with no match the exact line must exist).
+- blocks: ansible.builtin.blockinfile (the last BEGIN and END marker lines, the block between them).
+- sysctls: ansible.posix.sysctl (the file's last ``key = value`` line, and with ``apply`` the live
+  value, compared word by word).
+- users, groups: ansible.builtin.user/group on an existing account (uid, primary group, home, shell;
+  gid).
+- packages: installed (and at a version, and held) as one dpkg-query or rpm query says.
+- services: active and enabled as one ``systemctl show`` says.
+"""
+
+from __future__ import annotations
+
+import re
+
+# ansible.builtin.systemd counts these as running (started: nothing to do)
+RUNNING_STATES = ("active", "activating", "reloading")
+# UnitFileState values for which `systemctl is-enabled` exits 0 (enabled: nothing to do)
+ENABLED_STATES = ("enabled", "enabled-runtime", "static", "alias", "indirect", "generated", "linked", "linked-runtime")
+BOOL_TRUE = ("y", "yes", "on", "1", "true", "t")
+BOOL_FALSE = ("n", "no", "off", "0", "false", "f")
+
+SYSTEMCTL_PROPERTIES = "Id,LoadState,ActiveState,UnitFileState"
+DPKG_FORMAT = "${db:Status-Abbrev}\\t${Package}\\t${Version}\\n"
+RPM_FORMAT = "%{NAME}\\t%{VERSION}-%{RELEASE}\\n"
+
+
+class ManagedStateError(ValueError):
+    """A tool's output is not what the module asked for."""
+
+
+# --- tool output ------------------------------------------------------------------------------
+
+def parse_systemctl_show(text, units):
+    """`systemctl show -p Id,LoadState,ActiveState,UnitFileState -- <units>`: one block per unit, in
+    the order asked, blocks separated by an empty line -> {unit asked: {property: value}}."""
+    blocks = []
+    current = None
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        if not line:
+            current = None
+            continue
+        if "=" not in line:
+            raise ManagedStateError("systemctl show: line %r is not Property=value" % line)
+        if current is None:
+            current = {}
+            blocks.append(current)
+        key, value = line.split("=", 1)
+        current[key] = value
+    if len(blocks) != len(units):
+        raise ManagedStateError("systemctl show: %d block(s) for %d unit(s) asked (%s)" % (len(blocks), len(units), ", ".join(units)))
+    for unit, block in zip(units, blocks):
+        missing = [p for p in ("LoadState", "ActiveState", "UnitFileState") if p not in block]
+        if missing:
+            raise ManagedStateError("systemctl show: no %s for unit %s" % (", ".join(missing), unit))
+    return dict(zip(units, blocks))
+
+
+def parse_dpkg_query(text):
+    """`dpkg-query -W -f='${db:Status-Abbrev}\\t${Package}\\t${Version}\\n'` -> {package: {status, want, version}}.
+
+    Names dpkg has never heard of are not in the output (dpkg-query says so on stderr). A package
+    known for several architectures counts as installed when one of them is."""
+    packages = {}
+    for raw in (text or "").splitlines():
+        if not raw.strip():
+            continue
+        parts = raw.split("\t")
+        if len(parts) != 3 or len(parts[0]) < 2:
+            raise ManagedStateError("dpkg-query: line %r is not <status>\\t<package>\\t<version>" % raw)
+        abbrev, name, version = parts
+        want, status = abbrev[0], abbrev[1]
+        entry = {"want": want, "status": status, "version": version}
+        if name not in packages or status == "i":
+            packages[name] = entry
+    return packages
+
+
+RPM_MISSING = re.compile(r"^package (\S+) is not installed$")
+
+
+def parse_rpm_query(text):
+    """`rpm -q --qf '%{NAME}\\t%{VERSION}-%{RELEASE}\\n' <names>` -> {package: {status, want, version}}."""
+    packages = {}
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        if not line or RPM_MISSING.match(line):
+            continue
+        parts = line.split("\t")
+        if len(parts) != 2:
+            raise ManagedStateError("rpm -q: line %r is not <name>\\t<version>-<release>" % line)
+        packages[parts[0]] = {"want": "i", "status": "i", "version": parts[1]}
+    return packages
+
+
+# --- comparisons ------------------------------------------------------------------------------
+
+def mode_text(mode):
+    return "%04o" % mode
+
+
+def file_drift(item, seen):
+    """One file item against its stat: seen is None (absent) or {type, owner, group, mode, sha1}.
+
+    type is 'file', 'directory' or 'other'; sha1 is that of the content (files with an expected
+    content or checksum only)."""
+    path = item["path"]
+    state = item.get("state") or "file"
+    if state == "absent":
+        return [] if seen is None else ["%s: present, expected absent" % path]
+    if seen is None:
+        return ["%s: missing" % path]
+    if seen["type"] != state:
+        return ["%s: is a %s, expected a %s" % (path, seen["type"], state)]
+    drift = []
+    if state == "file":
+        expected = item.get("checksum")
+        if expected is not None and (seen.get("sha1") or "").lower() != expected.lower():
+            drift.append("%s: content differs" % path)
+    for key in ("owner", "group"):
+        if item.get(key) not in (None, "") and str(item[key]) != str(seen[key]):
+            drift.append("%s: %s %s, expected %s" % (path, key, seen[key], item[key]))
+    if item.get("mode") not in (None, ""):
+        want = int(str(item["mode"]), 8)
+        if seen["mode"] != want:
+            drift.append("%s: mode %s, expected %s" % (path, mode_text(seen["mode"]), mode_text(want)))
+    return drift
+
+
+def line_drift(item, text):
+    """lineinfile (state=present, regexp): text is the file's content, or None when it is missing."""
+    path = item["path"]
+    if text is None:
+        return ["%s: missing (line %r expected)" % (path, item["line"])]
+    lines = [line.rstrip("\r\n") for line in text.splitlines(True)]
+    matched = None
+    if item.get("regexp"):
+        pattern = re.compile(item["regexp"])
+        for line in lines:
+            if pattern.search(line):
+                matched = line
+    if matched is not None:
+        return [] if matched == item["line"] else ["%s: line %r differs from %r" % (path, matched, item["line"])]
+    return [] if item["line"] in lines else ["%s: line %r missing" % (path, item["line"])]
+
+
+def block_drift(item, text):
+    """blockinfile: the last BEGIN and END marker lines, and between them exactly the block."""
+    path = item["path"]
+    marker = item.get("marker") or "# {mark} ANSIBLE MANAGED BLOCK"
+    begin = marker.replace("{mark}", item.get("marker_begin") or "BEGIN") + "\n"
+    end = marker.replace("{mark}", item.get("marker_end") or "END") + "\n"
+    if text is None:
+        return ["%s: missing (managed block expected)" % path]
+    lines = text.splitlines(True)
+    n0 = n1 = None
+    for index, line in enumerate(lines):
+        if line == begin:
+            n0 = index
+        if line == end:
+            n1 = index
+    if n0 is None or n1 is None or n1 < n0:
+        return ["%s: managed block missing" % path]
+    block = item.get("block") or ""
+    if block and not block.endswith("\n"):
+        block += "\n"
+    return [] if lines[n0 + 1:n1] == block.splitlines(True) else ["%s: managed block differs" % path]
+
+
+def sysctl_value(value):
+    """The value as ansible.posix.sysctl writes it (booleans as 1/0, stripped)."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    text = str(value).strip()
+    if text.lower() in BOOL_TRUE:
+        return "1"
+    if text.lower() in BOOL_FALSE:
+        return "0"
+    return text
+
+
+def sysctl_file_values(text):
+    """key = value lines of a sysctl.d file (the last one of a key counts), as ansible.posix.sysctl reads them."""
+    values = {}
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")) or "=" not in line:
+            continue
+        key, value = line.split("=", 1)
+        values[key.strip()] = value.strip()
+    return values
+
+
+def sysctl_proc_path(name):
+    """/proc/sys path of a key: dots separate the levels, unless the key uses slashes."""
+    return name if "/" in name else name.replace(".", "/")
+
+
+def sysctl_drift(item, file_text, live_text):
+    """ansible.posix.sysctl (state=present): the file's value, and with apply the live value (None: unreadable)."""
+    name, want = item["name"], sysctl_value(item["value"])
+    drift = []
+    have = sysctl_file_values(file_text).get(name)
+    if have is None:
+        drift.append("sysctl %s: not in %s" % (name, item["path"]))
+    elif have != want:
+        drift.append("sysctl %s: %s in %s, expected %s" % (name, have, item["path"], want))
+    if item.get("apply"):
+        if live_text is None:
+            drift.append("sysctl %s: live value unreadable" % name)
+        elif live_text.split() != want.split():
+            drift.append("sysctl %s: live value %s, expected %s" % (name, " ".join(live_text.split()), want))
+    return drift
+
+
+def group_drift(item, seen):
+    """A group against its entry: seen is None or {gid}."""
+    if seen is None:
+        return ["group %s: missing" % item["name"]]
+    if item.get("gid") is not None and int(item["gid"]) != int(seen["gid"]):
+        return ["group %s: gid %s, expected %s" % (item["name"], seen["gid"], item["gid"])]
+    return []
+
+
+def user_drift(item, seen):
+    """A user against its entry: seen is None or {uid, group (primary group name), home, shell}."""
+    if seen is None:
+        return ["user %s: missing" % item["name"]]
+    drift = []
+    for key in ("uid", "group", "home", "shell"):
+        if item.get(key) not in (None, "") and str(item[key]) != str(seen[key]):
+            drift.append("user %s: %s %s, expected %s" % (item["name"], key, seen[key], item[key]))
+    return drift
+
+
+def version_matches(installed, wanted):
+    """apt pins the whole Debian version (23.11.10-1); dnf the upstream one (23.11.10 of 23.11.10-1.el9)."""
+    return installed == wanted or installed.startswith(wanted + "-")
+
+
+def package_drift(item, seen):
+    """A package against the query: seen is None (unknown to the package manager) or {status, want, version}."""
+    name = item["name"]
+    if seen is None or seen["status"] != "i":
+        return ["package %s: not installed" % name]
+    drift = []
+    if item.get("version") and not version_matches(seen["version"], item["version"]):
+        drift.append("package %s: version %s, expected %s" % (name, seen["version"], item["version"]))
+    if item.get("hold") and seen["want"] != "h":
+        drift.append("package %s: not held" % name)
+    return drift
+
+
+def service_drift(item, seen):
+    """A service against its systemctl show block: {LoadState, ActiveState, UnitFileState}."""
+    name = item["name"]
+    if seen.get("LoadState") == "not-found":
+        return ["service %s: no such unit" % name]
+    drift = []
+    active = seen.get("ActiveState", "")
+    if item.get("started") is True and active not in RUNNING_STATES:
+        drift.append("service %s: %s, expected started" % (name, active))
+    if item.get("started") is False and active in RUNNING_STATES:
+        drift.append("service %s: %s, expected stopped" % (name, active))
+    enabled = seen.get("UnitFileState", "")
+    if item.get("enabled") is True and enabled not in ENABLED_STATES:
+        drift.append("service %s: %s, expected enabled" % (name, enabled or "no unit file state"))
+    if item.get("enabled") is False and enabled in ENABLED_STATES:
+        drift.append("service %s: %s, expected disabled" % (name, enabled))
+    return drift

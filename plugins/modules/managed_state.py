@@ -1,0 +1,465 @@
+#!/usr/bin/python
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: managed_state
+short_description: Compare a host with everything a role manages, in one call, without changing it
+version_added: 0.1.0
+description:
+  - The check-first path of the roles (issue 16) - a role declares once, as data, the files, lines, blocks,
+    kernel settings, users, groups, packages and services it manages; its change tasks consume that data, and
+    this module compares the host with it in one round trip. The role runs its change tasks only when
+    RV(in_sync) is false.
+  - Read-only - it never changes the host, reports C(changed=false) and runs the same in check mode.
+  - Each rule follows what the role's change task would do, so that RV(in_sync) means that task would change
+    nothing - M(ansible.builtin.copy)/M(ansible.builtin.template)/M(ansible.builtin.file) for O(files),
+    M(ansible.builtin.lineinfile) for O(lines), M(ansible.builtin.blockinfile) for O(blocks),
+    M(ansible.posix.sysctl) for O(sysctls), M(ansible.builtin.user)/M(ansible.builtin.group) on existing
+    accounts, M(ansible.builtin.package) with C(state=present) for O(packages) and
+    M(ansible.builtin.service) for O(services).
+  - All packages are read with one C(dpkg-query -W) (Debian family) or one C(rpm -q) call, all services with one
+    C(systemctl show) call, both with C(LANG=C).
+  - File contents are compared by SHA-1 and never returned; pass O(files[].checksum) instead of
+    O(files[].content) for a secret (a key, a file with a password), so that the secret is not in the module's
+    arguments either.
+options:
+  files:
+    description: Files and directories, as the role writes them.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      path:
+        description: Absolute path.
+        type: path
+        required: true
+      state:
+        description: V(file) (exists as a regular file), V(directory) or V(absent).
+        type: str
+        choices: [file, directory, absent]
+        default: file
+      content:
+        description: Expected content (rendered on the controller, as the role's template or copy task writes it).
+        type: str
+      checksum:
+        description: SHA-1 (hex) of the expected content, for secrets. Takes precedence over O(files[].content).
+        type: str
+      owner:
+        description: Owner name.
+        type: str
+      group:
+        description: Group name.
+        type: str
+      mode:
+        description: Octal mode as a string, such as V("0644").
+        type: str
+  lines:
+    description: Lines a role manages with M(ansible.builtin.lineinfile) (state present).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      path:
+        description: The file.
+        type: path
+        required: true
+      regexp:
+        description: The regular expression of the lineinfile task.
+        type: str
+      line:
+        description: The line.
+        type: str
+        required: true
+  blocks:
+    description: Blocks a role manages with M(ansible.builtin.blockinfile).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      path:
+        description: The file.
+        type: path
+        required: true
+      marker:
+        description: The marker template, C({mark}) replaced by V(BEGIN) and V(END).
+        type: str
+        default: "# {mark} ANSIBLE MANAGED BLOCK"
+      block:
+        description: The block's text.
+        type: str
+        required: true
+  sysctls:
+    description: Kernel settings a role manages with M(ansible.posix.sysctl) (state present).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: The key, such as V(kernel.numa_balancing).
+        type: str
+        required: true
+      value:
+        description: The value.
+        type: raw
+        required: true
+      path:
+        description: The sysctl.d file the value is written to.
+        type: path
+        required: true
+      apply:
+        description: The live value (C(/proc/sys)) must be the value too (the task's C(sysctl_set)).
+        type: bool
+        default: false
+  users:
+    description: Local users (existing ones compared as M(ansible.builtin.user) would).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: User name.
+        type: str
+        required: true
+      uid:
+        description: User id.
+        type: int
+      group:
+        description: Primary group name.
+        type: str
+      home:
+        description: Home directory.
+        type: str
+      shell:
+        description: Login shell.
+        type: str
+  groups:
+    description: Local groups.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: Group name.
+        type: str
+        required: true
+      gid:
+        description: Group id.
+        type: int
+  packages:
+    description: Packages that must be installed.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: Package name (a real package, not a virtual one - a virtual name always reports drift).
+        type: str
+        required: true
+      version:
+        description: Installed version (apt - the whole Debian version; dnf - the upstream version or version-release).
+        type: str
+      hold:
+        description: The package is on hold (Debian family, C(dpkg --set-selections)).
+        type: bool
+        default: false
+  services:
+    description: Services (systemd units).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: Unit name (without C(.service) is fine).
+        type: str
+        required: true
+      started:
+        description: V(true) - active; V(false) - not active; omitted - not compared.
+        type: bool
+      enabled:
+        description: V(true) - enabled at boot; V(false) - not enabled; omitted - not compared.
+        type: bool
+attributes:
+  check_mode:
+    description: Read-only; runs the same in check mode.
+    support: full
+  diff_mode:
+    description: Returns no diff (the change tasks that follow do).
+    support: none
+  platform:
+    description: Linux hosts with systemd, dpkg or rpm.
+    support: full
+    platforms: posix
+author:
+  - gpucluster.training maintainers (@gpucluster)
+"""
+
+EXAMPLES = r"""
+- name: Everything this role manages, in one call
+  gpucluster.training.managed_state:
+    files:
+      - path: /etc/chrony/chrony.conf
+        content: "{{ lookup('ansible.builtin.template', 'chrony.conf.j2') }}"
+        owner: root
+        group: root
+        mode: "0644"
+      - path: /etc/munge/munge.key
+        checksum: "{{ munge_key_sha1 }}"
+        owner: munge
+        group: munge
+        mode: "0400"
+    packages: [{name: chrony}, {name: numactl}]
+    services: [{name: chrony, started: true, enabled: true}]
+  register: managed
+  check_mode: false
+
+- name: The change tasks, only when something drifted
+  ansible.builtin.import_tasks: chrony.yml
+  when: not managed.in_sync
+"""
+
+RETURN = r"""
+in_sync:
+  description: Nothing drifted - the role's change tasks would change nothing.
+  returned: always
+  type: bool
+  sample: false
+drift:
+  description: What differs, one line each (never a file's content).
+  returned: always
+  type: list
+  elements: str
+  sample:
+    - "/etc/slurm/slurm.conf: content differs"
+    - "service slurmd: inactive, expected started"
+    - "package numactl: not installed"
+checked:
+  description: How many items of each kind were compared.
+  returned: always
+  type: dict
+  sample: {files: 4, lines: 0, blocks: 1, sysctls: 1, users: 0, groups: 0, packages: 4, services: 1}
+msg:
+  description: One line saying whether the host is in sync.
+  returned: always
+  type: str
+  sample: "3 difference(s) in 12 item(s) checked"
+"""
+
+import grp
+import hashlib
+import os
+import pwd
+import stat
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_bytes
+
+from ansible_collections.gpucluster.training.plugins.module_utils._managed_state import (
+    DPKG_FORMAT, RPM_FORMAT, SYSTEMCTL_PROPERTIES, ManagedStateError, block_drift, file_drift, group_drift, line_drift,
+    package_drift, parse_dpkg_query, parse_rpm_query, parse_systemctl_show, service_drift, sysctl_drift,
+    sysctl_proc_path, user_drift)
+
+LANG_C = {"LANG": "C", "LC_ALL": "C", "LC_MESSAGES": "C"}
+
+
+def read_text(path):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", errors="surrogateescape")
+    except (IOError, OSError):
+        return None
+
+
+def name_of(lookup, ident):
+    try:
+        return lookup(ident)[0]
+    except KeyError:
+        return str(ident)
+
+
+def stat_file(module, item):
+    """{type, owner, group, mode, sha1} of a path (following links, as copy and file do), or None."""
+    try:
+        info = os.stat(item["path"])
+    except OSError:
+        return None
+    kind = "directory" if stat.S_ISDIR(info.st_mode) else "file" if stat.S_ISREG(info.st_mode) else "other"
+    seen = {"type": kind, "owner": name_of(pwd.getpwuid, info.st_uid), "group": name_of(grp.getgrgid, info.st_gid),
+            "mode": stat.S_IMODE(info.st_mode), "sha1": None}
+    if kind == "file" and item.get("checksum") is not None:
+        seen["sha1"] = module.digest_from_file(item["path"], "sha1")
+    return seen
+
+
+def check_files(module, items):
+    drift = []
+    for item in items:
+        item = dict(item)
+        if item.get("checksum") is None and item.get("content") is not None:
+            item["checksum"] = hashlib.sha1(to_bytes(item["content"], errors="surrogate_or_strict")).hexdigest()
+        drift.extend(file_drift(item, stat_file(module, item)))
+    return drift
+
+
+def check_users(items):
+    drift = []
+    for item in items:
+        try:
+            entry = pwd.getpwnam(item["name"])
+            seen = {"uid": entry.pw_uid, "group": name_of(grp.getgrgid, entry.pw_gid), "home": entry.pw_dir, "shell": entry.pw_shell}
+        except KeyError:
+            seen = None
+        drift.extend(user_drift(item, seen))
+    return drift
+
+
+def check_groups(items):
+    drift = []
+    for item in items:
+        try:
+            seen = {"gid": grp.getgrnam(item["name"]).gr_gid}
+        except KeyError:
+            seen = None
+        drift.extend(group_drift(item, seen))
+    return drift
+
+
+def query_packages(module, names):
+    """One query for every package: dpkg-query where dpkg is, else rpm."""
+    dpkg = module.get_bin_path("dpkg-query")
+    if dpkg:
+        # rc 1 when a name is unknown to dpkg (said on stderr): those are simply not in the output
+        rc, out, err = module.run_command([dpkg, "-W", "-f=" + DPKG_FORMAT.replace("\\t", "\t").replace("\\n", "\n"), "--"] + names,
+                                          environ_update=LANG_C)
+        if rc not in (0, 1):
+            raise ManagedStateError("dpkg-query failed (rc %d): %s" % (rc, err.strip()))
+        return parse_dpkg_query(out)
+    rpm = module.get_bin_path("rpm")
+    if not rpm:
+        raise ManagedStateError("neither dpkg-query nor rpm found: cannot read the installed packages")
+    rc, out, err = module.run_command([rpm, "-q", "--qf", RPM_FORMAT.replace("\\t", "\t").replace("\\n", "\n")] + names,
+                                      environ_update=LANG_C)
+    if err.strip() and rc == 0:
+        raise ManagedStateError("rpm -q: %s" % err.strip())
+    return parse_rpm_query(out)
+
+
+def check_packages(module, items):
+    if not items:
+        return []
+    names = sorted(set(item["name"] for item in items))
+    seen = query_packages(module, names)
+    drift = []
+    for item in items:
+        drift.extend(package_drift(item, seen.get(item["name"])))
+    return drift
+
+
+def check_services(module, items):
+    if not items:
+        return []
+    systemctl = module.get_bin_path("systemctl")
+    if not systemctl:
+        raise ManagedStateError("systemctl not found: services can only be compared on systemd hosts")
+    units = [item["name"] for item in items]
+    rc, out, err = module.run_command([systemctl, "show", "-p", SYSTEMCTL_PROPERTIES, "--"] + units, environ_update=LANG_C)
+    if rc != 0:
+        raise ManagedStateError("systemctl show failed (rc %d): %s" % (rc, err.strip()))
+    shown = parse_systemctl_show(out, units)
+    drift = []
+    for item in items:
+        drift.extend(service_drift(item, shown[item["name"]]))
+    return drift
+
+
+def check_text_items(items, compare):
+    return [line for item in items for line in compare(item, read_text(item["path"]))]
+
+
+def check_sysctls(items):
+    drift = []
+    for item in items:
+        live = read_text(os.path.join("/proc/sys", sysctl_proc_path(item["name"]))) if item.get("apply") else None
+        drift.extend(sysctl_drift(item, read_text(item["path"]), live))
+    return drift
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            files=dict(type="list", elements="dict", default=[], options=dict(
+                path=dict(type="path", required=True),
+                state=dict(type="str", choices=["file", "directory", "absent"], default="file"),
+                content=dict(type="str"),
+                checksum=dict(type="str", no_log=False),
+                owner=dict(type="str"),
+                group=dict(type="str"),
+                mode=dict(type="str"),
+            )),
+            lines=dict(type="list", elements="dict", default=[], options=dict(
+                path=dict(type="path", required=True),
+                regexp=dict(type="str"),
+                line=dict(type="str", required=True),
+            )),
+            blocks=dict(type="list", elements="dict", default=[], options=dict(
+                path=dict(type="path", required=True),
+                marker=dict(type="str", default="# {mark} ANSIBLE MANAGED BLOCK"),
+                block=dict(type="str", required=True),
+            )),
+            sysctls=dict(type="list", elements="dict", default=[], options=dict(
+                name=dict(type="str", required=True),
+                value=dict(type="raw", required=True),
+                path=dict(type="path", required=True),
+                apply=dict(type="bool", default=False),
+            )),
+            users=dict(type="list", elements="dict", default=[], options=dict(
+                name=dict(type="str", required=True),
+                uid=dict(type="int"),
+                group=dict(type="str"),
+                home=dict(type="str"),
+                shell=dict(type="str"),
+            )),
+            groups=dict(type="list", elements="dict", default=[], options=dict(
+                name=dict(type="str", required=True),
+                gid=dict(type="int"),
+            )),
+            packages=dict(type="list", elements="dict", default=[], options=dict(
+                name=dict(type="str", required=True),
+                version=dict(type="str"),
+                hold=dict(type="bool", default=False),
+            )),
+            services=dict(type="list", elements="dict", default=[], options=dict(
+                name=dict(type="str", required=True),
+                started=dict(type="bool"),
+                enabled=dict(type="bool"),
+            )),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    for item in params["files"]:
+        if item["mode"] not in (None, "") and not all(c in "01234567" for c in str(item["mode"])):
+            module.fail_json(msg="files: %s: mode %r is not octal" % (item["path"], item["mode"]))
+    try:
+        drift = (check_files(module, params["files"])
+                 + check_text_items(params["lines"], line_drift)
+                 + check_text_items(params["blocks"], block_drift)
+                 + check_sysctls(params["sysctls"])
+                 + check_groups(params["groups"])
+                 + check_users(params["users"])
+                 + check_packages(module, params["packages"])
+                 + check_services(module, params["services"]))
+    except ManagedStateError as exc:
+        module.fail_json(msg=str(exc))
+    checked = dict((kind, len(params[kind])) for kind in ("files", "lines", "blocks", "sysctls", "users", "groups", "packages", "services"))
+    total = sum(checked.values())
+    msg = ("in sync: %d item(s) checked" % total) if not drift else ("%d difference(s) in %d item(s) checked" % (len(drift), total))
+    module.exit_json(changed=False, in_sync=not drift, drift=drift, checked=checked, msg=msg)
+
+
+if __name__ == "__main__":
+    main()

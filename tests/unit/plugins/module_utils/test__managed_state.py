@@ -1,0 +1,152 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Tests of module_utils/_managed_state.py (the check-first path's comparisons).
+
+The systemctl and dpkg-query outputs below were CAPTURED on this project's Debian 13 test
+containers (the node image of the lab and the bench: systemd 257.13-1~deb13u1, dpkg 1.22.22), with
+the exact commands the module runs; they are real tool output, not of a public source (see
+tests/fixtures/SOURCES.md for the project's public fixtures). The rpm lines are synthetic, in the
+format the module asks rpm for.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.gpucluster.training.plugins.module_utils._managed_state import (
+    ManagedStateError, block_drift, file_drift, group_drift, line_drift, package_drift, parse_dpkg_query, parse_rpm_query,
+    parse_systemctl_show, service_drift, sysctl_drift, sysctl_proc_path, user_drift)
+
+# LANG=C systemctl show -p Id,LoadState,ActiveState,UnitFileState -- chrony munge nosuch.service (bench-gpu1)
+SYSTEMCTL = """Id=chrony.service
+LoadState=loaded
+ActiveState=active
+UnitFileState=enabled
+
+Id=munge.service
+LoadState=not-found
+ActiveState=inactive
+UnitFileState=
+
+Id=nosuch.service
+LoadState=not-found
+ActiveState=inactive
+UnitFileState=
+"""
+# LANG=C dpkg-query -W -f='${db:Status-Abbrev}\t${Package}\t${Version}\n' -- numactl pciutils procps chrony slurmd nosuchpkg
+# (stdout; stderr said "dpkg-query: no packages found matching slurmd" and "... nosuchpkg", rc 1)
+DPKG = "ii \tchrony\t4.6.1-3+deb13u2\nii \tnumactl\t2.0.19-1\nii \tpciutils\t1:3.13.0-2\nii \tprocps\t2:4.0.4-9\n"
+
+
+def test_systemctl_blocks_in_the_order_asked():
+    shown = parse_systemctl_show(SYSTEMCTL, ["chrony", "munge", "nosuch.service"])
+    assert shown["chrony"]["ActiveState"] == "active" and shown["munge"]["LoadState"] == "not-found"
+    assert service_drift({"name": "chrony", "started": True, "enabled": True}, shown["chrony"]) == []
+    assert service_drift({"name": "munge", "started": True, "enabled": True}, shown["munge"]) == ["service munge: no such unit"]
+
+
+@pytest.mark.parametrize("text,units,message", [
+    (SYSTEMCTL, ["chrony", "munge"], r"3 block\(s\) for 2 unit\(s\)"),
+    ("garbage\n", ["x"], "is not Property=value"),
+    ("Id=x.service\nLoadState=loaded\n", ["x"], "no ActiveState, UnitFileState for unit x"),
+    ("", ["x"], r"0 block\(s\) for 1 unit\(s\)"),
+])
+def test_systemctl_malformed(text, units, message):
+    with pytest.raises(ManagedStateError, match=message):
+        parse_systemctl_show(text, units)
+
+
+@pytest.mark.parametrize("active,enabled,want", [
+    ("inactive", "enabled", ["service slurmd: inactive, expected started"]),
+    ("failed", "disabled", ["service slurmd: failed, expected started", "service slurmd: disabled, expected enabled"]),
+    ("activating", "enabled", []),
+    ("active", "static", []),
+])
+def test_service_states(active, enabled, want):
+    seen = {"LoadState": "loaded", "ActiveState": active, "UnitFileState": enabled}
+    assert service_drift({"name": "slurmd", "started": True, "enabled": True}, seen) == want
+
+
+def test_dpkg_installed_missing_version_hold():
+    seen = parse_dpkg_query(DPKG)
+    assert seen["pciutils"] == {"want": "i", "status": "i", "version": "1:3.13.0-2"}
+    assert package_drift({"name": "numactl"}, seen.get("numactl")) == []
+    assert package_drift({"name": "slurmd"}, seen.get("slurmd")) == ["package slurmd: not installed"]
+    assert package_drift({"name": "chrony", "version": "4.6.1-3+deb13u2"}, seen["chrony"]) == []
+    assert package_drift({"name": "chrony", "version": "4.6.1-3"}, seen["chrony"]) == ["package chrony: version 4.6.1-3+deb13u2, expected 4.6.1-3"]
+    assert package_drift({"name": "chrony", "hold": True}, seen["chrony"]) == ["package chrony: not held"]
+
+
+def test_dpkg_states_other_than_installed():
+    # synthetic lines in the captured format: removed with its configuration left (rc), held (hi)
+    seen = parse_dpkg_query("rc \tnumactl\t2.0.19-1\nhi \tslurmd\t24.11.5-2\n")
+    assert package_drift({"name": "numactl"}, seen["numactl"]) == ["package numactl: not installed"]
+    assert package_drift({"name": "slurmd", "hold": True, "version": "24.11.5-2"}, seen["slurmd"]) == []
+
+
+@pytest.mark.parametrize("text", ["ii numactl 2.0.19-1\n", "i\tx\n"])
+def test_dpkg_malformed(text):
+    with pytest.raises(ManagedStateError, match="^dpkg-query: line"):
+        parse_dpkg_query(text)
+
+
+def test_rpm_query():
+    seen = parse_rpm_query("slurm\t23.11.10-1.el9\npackage slurm-slurmd is not installed\n")
+    assert package_drift({"name": "slurm", "version": "23.11.10"}, seen["slurm"]) == []
+    assert package_drift({"name": "slurm-slurmd"}, seen.get("slurm-slurmd")) == ["package slurm-slurmd: not installed"]
+    with pytest.raises(ManagedStateError):
+        parse_rpm_query("error: rpmdb open failed\n")
+
+
+def test_file_rules():
+    seen = {"type": "file", "owner": "root", "group": "root", "mode": 0o644, "sha1": "ab"}
+    assert file_drift({"path": "/f", "checksum": "AB", "owner": "root", "group": "root", "mode": "0644"}, seen) == []
+    assert file_drift({"path": "/f", "checksum": "cd", "owner": "slurm", "mode": "0600"}, seen) == [
+        "/f: content differs", "/f: owner root, expected slurm", "/f: mode 0644, expected 0600"]
+    assert file_drift({"path": "/f"}, None) == ["/f: missing"]
+    assert file_drift({"path": "/f", "state": "absent"}, None) == []
+    assert file_drift({"path": "/f", "state": "absent"}, seen) == ["/f: present, expected absent"]
+    assert file_drift({"path": "/f", "state": "directory"}, seen) == ["/f: is a file, expected a directory"]
+
+
+def test_line_rules_follow_lineinfile():
+    item = {"path": "/etc/pam.d/sshd", "regexp": r"pam_slurm_adopt\.so", "line": "-account required pam_slurm_adopt.so"}
+    assert line_drift(item, "auth x\n-account required pam_slurm_adopt.so\n") == []
+    assert line_drift(item, "-account sufficient pam_slurm_adopt.so\n") == [
+        "/etc/pam.d/sshd: line '-account sufficient pam_slurm_adopt.so' differs from '-account required pam_slurm_adopt.so'"]
+    assert line_drift(item, "auth x\n") == ["/etc/pam.d/sshd: line '-account required pam_slurm_adopt.so' missing"]
+    assert line_drift(item, None)[0].startswith("/etc/pam.d/sshd: missing")
+
+
+def test_block_rules_follow_blockinfile():
+    item = {"path": "/etc/hosts", "marker": "# {mark} members", "block": "10.0.0.1 a\n10.0.0.2 b"}
+    good = "127.0.0.1 localhost\n# BEGIN members\n10.0.0.1 a\n10.0.0.2 b\n# END members\n"
+    assert block_drift(item, good) == []
+    assert block_drift(item, good.replace("10.0.0.2 b", "10.0.0.9 b")) == ["/etc/hosts: managed block differs"]
+    assert block_drift(item, "127.0.0.1 localhost\n") == ["/etc/hosts: managed block missing"]
+    # an END marker without its newline at the end of the file: blockinfile would write the block again
+    assert block_drift(item, good.rstrip("\n")) == ["/etc/hosts: managed block missing"]
+
+
+def test_sysctl_rules_follow_ansible_posix_sysctl():
+    item = {"name": "kernel.numa_balancing", "value": 0, "path": "/etc/sysctl.d/60.conf", "apply": True}
+    assert sysctl_drift(item, "# x\nkernel.numa_balancing = 0\n", "0\n") == []
+    assert sysctl_drift(item, "kernel.numa_balancing=1\n", "1\n") == [
+        "sysctl kernel.numa_balancing: 1 in /etc/sysctl.d/60.conf, expected 0", "sysctl kernel.numa_balancing: live value 1, expected 0"]
+    assert sysctl_drift(dict(item, apply=False, value="false"), "kernel.numa_balancing=0\n", None) == []
+    assert sysctl_drift(item, None, None) == ["sysctl kernel.numa_balancing: not in /etc/sysctl.d/60.conf",
+                                              "sysctl kernel.numa_balancing: live value unreadable"]
+    assert sysctl_drift(dict(item, name="net.ipv4.ip_local_port_range", value="1024 65000"),
+                        "net.ipv4.ip_local_port_range = 1024 65000\n", "1024\t65000\n") == []
+    assert sysctl_proc_path("net.ipv4.conf/eth0.100/rp_filter") == "net.ipv4.conf/eth0.100/rp_filter"
+
+
+def test_users_and_groups():
+    want = {"name": "slurm", "uid": 64030, "group": "slurm", "home": "/nonexistent", "shell": "/usr/sbin/nologin"}
+    assert user_drift(want, {"uid": 64030, "group": "slurm", "home": "/nonexistent", "shell": "/usr/sbin/nologin"}) == []
+    assert user_drift(want, {"uid": 999, "group": "slurm", "home": "/var/lib/slurm", "shell": "/usr/sbin/nologin"}) == [
+        "user slurm: uid 999, expected 64030", "user slurm: home /var/lib/slurm, expected /nonexistent"]
+    assert user_drift(want, None) == ["user slurm: missing"]
+    assert group_drift({"name": "slurm", "gid": 64030}, {"gid": 64030}) == []
+    assert group_drift({"name": "slurm", "gid": 64030}, {"gid": 1}) == ["group slurm: gid 1, expected 64030"]
