@@ -115,14 +115,16 @@ def mode_text(mode):
 def file_drift(item, seen):
     """One file item against its stat: seen is None (absent) or {type, owner, group, mode, sha1}.
 
-    type is 'file', 'directory' or 'other'; sha1 is that of the content (files with an expected
-    content or checksum only)."""
+    type is 'file', 'directory' or 'other' (a device file...); state 'present' takes any type. sha1 is
+    that of the content (files with an expected content or checksum only)."""
     path = item["path"]
     state = item.get("state") or "file"
     if state == "absent":
         return [] if seen is None else ["%s: present, expected absent" % path]
     if seen is None:
         return ["%s: missing" % path]
+    if state == "present":
+        return []
     if seen["type"] != state:
         return ["%s: is a %s, expected a %s" % (path, seen["type"], state)]
     drift = []

@@ -39,9 +39,10 @@ options:
         type: path
         required: true
       state:
-        description: V(file) (exists as a regular file), V(directory) or V(absent).
+        description:
+          - V(file) (a regular file), V(directory), V(present) (exists, of any type, such as a device file) or V(absent).
         type: str
-        choices: [file, directory, absent]
+        choices: [file, directory, present, absent]
         default: file
       content:
         description: Expected content (rendered on the controller, as the role's template or copy task writes it).
@@ -393,7 +394,7 @@ def main():
         argument_spec=dict(
             files=dict(type="list", elements="dict", default=[], options=dict(
                 path=dict(type="path", required=True),
-                state=dict(type="str", choices=["file", "directory", "absent"], default="file"),
+                state=dict(type="str", choices=["file", "directory", "present", "absent"], default="file"),
                 content=dict(type="str"),
                 checksum=dict(type="str", no_log=False),
                 owner=dict(type="str"),

@@ -108,6 +108,9 @@ def test_file_rules():
     assert file_drift({"path": "/f", "state": "absent"}, None) == []
     assert file_drift({"path": "/f", "state": "absent"}, seen) == ["/f: present, expected absent"]
     assert file_drift({"path": "/f", "state": "directory"}, seen) == ["/f: is a file, expected a directory"]
+    # a GPU device file: exists, of any type
+    assert file_drift({"path": "/dev/dri/renderD128", "state": "present"}, dict(seen, type="other")) == []
+    assert file_drift({"path": "/dev/dri/renderD128", "state": "present"}, None) == ["/dev/dri/renderD128: missing"]
 
 
 def test_line_rules_follow_lineinfile():
