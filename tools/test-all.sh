@@ -14,6 +14,8 @@ jobs=${TEST_JOBS:-2}
 order=(cluster rocm slurm-trixie cuda slurm-repo rdma rdma_mismatch)
 all=$(find molecule -mindepth 2 -maxdepth 2 -name molecule.yml | cut -d/ -f2 | sort)
 scenarios=${TEST_SCENARIOS:-$( { printf '%s\n' "${order[@]}" | grep -Fxf <(echo "$all"); echo "$all" | grep -vFxf <(printf '%s\n' "${order[@]}"); } )}
+# one name a line (TEST_SCENARIOS may separate them by spaces): xargs below takes a line per scenario
+scenarios=$(tr -s '[:blank:]' '\n' <<< "$scenarios" | sed '/^$/d')
 
 results=()
 failed=0
