@@ -182,9 +182,7 @@ from ansible_collections.gpucluster.training.plugins.module_utils._nvidia_smi im
     parse_nvidia_smi_xml,
 )
 from ansible_collections.gpucluster.training.plugins.module_utils._rocminfo import RocminfoError, parse_rocminfo
-from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_read import read_text
-
-LANG_ENV = {"LANG": "C", "LC_ALL": "C", "LC_MESSAGES": "C"}
+from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_read import LANG_C, read_text
 
 
 def read_pci_files(sysfs_root):
@@ -231,7 +229,7 @@ def probe_amd(module, text, sysfs_root, offline):
         rocminfo = module.get_bin_path("rocminfo")
         if rocminfo is None:
             return None
-        rc, out, err = module.run_command([rocminfo], environ_update=LANG_ENV)
+        rc, out, err = module.run_command([rocminfo], environ_update=LANG_C)
         text = out + ("\n" + err if err else "")
         if rc != 0 and "ROCk module is NOT loaded" in text:
             present = gpus_without_driver(module, sysfs_root, "amd")
@@ -257,7 +255,7 @@ def probe_nvidia(module, text, sysfs_root="/sys", offline=True):
         smi = module.get_bin_path("nvidia-smi")
         if smi is None:
             return None
-        rc, out, err = module.run_command([smi, "-q", "-x"], environ_update=LANG_ENV)
+        rc, out, err = module.run_command([smi, "-q", "-x"], environ_update=LANG_C)
         if rc != 0:
             present = gpus_without_driver(module, module.params["sysfs_root"] or "/sys", "nvidia")
             if not present:

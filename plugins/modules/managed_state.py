@@ -263,16 +263,7 @@ from ansible_collections.gpucluster.training.plugins.module_utils._managed_state
     DPKG_FORMAT, RPM_FORMAT, SYSTEMCTL_PROPERTIES, ManagedStateError, block_drift, file_drift, group_drift, line_drift,
     package_drift, parse_dpkg_query, parse_rpm_query, parse_systemctl_show, service_drift, sysctl_drift,
     sysctl_proc_path, user_drift)
-
-LANG_C = {"LANG": "C", "LC_ALL": "C", "LC_MESSAGES": "C"}
-
-
-def read_text(path):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8", errors="surrogateescape")
-    except (IOError, OSError):
-        return None
+from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_read import LANG_C, read_text
 
 
 def name_of(lookup, ident):
@@ -378,14 +369,14 @@ def check_services(module, items):
 
 
 def check_text_items(items, compare):
-    return [line for item in items for line in compare(item, read_text(item["path"]))]
+    return [line for item in items for line in compare(item, read_text(item["path"], escape=True))]
 
 
 def check_sysctls(items):
     drift = []
     for item in items:
         live = read_text(os.path.join("/proc/sys", sysctl_proc_path(item["name"]))) if item.get("apply") else None
-        drift.extend(sysctl_drift(item, read_text(item["path"]), live))
+        drift.extend(sysctl_drift(item, read_text(item["path"], escape=True), live))
     return drift
 
 
