@@ -394,12 +394,9 @@ def plot(result, path):
                 series.append(("%s %s" % (conn, stage), sorted(points), 0 if conn == "podman" else 6))
     width, height, left, right, top, bottom = 960, 540, 70, 300, 50, 60
     canvas = _Canvas(width, height)
-    canvas.text(left, 16, "SITE.YML RERUN (S) VS COMPUTE NODES (MEDIAN)")
     x0, x1, y0, y1 = left, width - right, height - bottom, top
-    canvas.line(x0, y0, x1, y0, (0, 0, 0))
-    canvas.line(x0, y0, x0, y1, (0, 0, 0))
+    canvas.frame((x0, x1, y0, y1), "SITE.YML RERUN (S) VS COMPUTE NODES (MEDIAN)", empty=None if series else "NO SWEEP TO PLOT")
     if not series:
-        canvas.text(x0 + 20, (y0 + y1) // 2, "NO SWEEP TO PLOT")
         path.write_bytes(canvas.png())
         return
     xs = sorted({p[0] for s in series for p in s[1]})

@@ -101,6 +101,16 @@ class _Canvas:
             x += 4 * SCALE
         return x
 
+    def frame(self, box, title, empty=None):
+        """Title and the two axes of a plot whose area is box = (x0, x1, y0, y1), y0 at the bottom;
+        with `empty` (no data), that message in the middle instead of data."""
+        x0, x1, y0, y1 = box
+        self.text(x0, 16, title)
+        self.line(x0, y0, x1, y0, (0, 0, 0))
+        self.line(x0, y0, x0, y1, (0, 0, 0))
+        if empty:
+            self.text(x0 + 20, (y0 + y1) // 2, empty)
+
     def png(self):
         raw = b"".join(b"\x00" + bytes(row) for row in self.rows)
 
@@ -140,12 +150,10 @@ def render_png(plot):
                 label += " " + item["verdict"].upper()
             series.append((COLOURS[index], label, sorted(points), item.get("limit"), item.get("reference_gbs")))
     canvas = _Canvas(WIDTH, HEIGHT)
-    canvas.text(LEFT, 16, "ALL_REDUCE BUS BANDWIDTH (GB/S) VS MESSAGE SIZE (BYTES)")
     x0, x1, y0, y1 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM, TOP
-    canvas.line(x0, y0, x1, y0, (0, 0, 0))
-    canvas.line(x0, y0, x0, y1, (0, 0, 0))
+    canvas.frame((x0, x1, y0, y1), "ALL_REDUCE BUS BANDWIDTH (GB/S) VS MESSAGE SIZE (BYTES)",
+                 empty=None if series else "NO BUS BANDWIDTH TO PLOT")
     if not series:
-        canvas.text(x0 + 20, (y0 + y1) // 2, "NO BUS BANDWIDTH TO PLOT")
         return canvas.png()
     sizes = [p[0] for s in series for p in s[2]]
     lo, hi = math.log2(min(sizes)), math.log2(max(sizes))

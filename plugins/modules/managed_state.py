@@ -380,10 +380,15 @@ def check_sysctls(items):
     return drift
 
 
+def list_of(**options):
+    """Argument spec of a list of dicts with these options, empty by default."""
+    return dict(type="list", elements="dict", default=[], options=options)
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            files=dict(type="list", elements="dict", default=[], options=dict(
+            files=list_of(
                 path=dict(type="path", required=True),
                 state=dict(type="str", choices=["file", "directory", "present", "absent"], default="file"),
                 content=dict(type="str"),
@@ -391,44 +396,44 @@ def main():
                 owner=dict(type="str"),
                 group=dict(type="str"),
                 mode=dict(type="str"),
-            )),
-            lines=dict(type="list", elements="dict", default=[], options=dict(
+            ),
+            lines=list_of(
                 path=dict(type="path", required=True),
                 regexp=dict(type="str"),
                 line=dict(type="str", required=True),
-            )),
-            blocks=dict(type="list", elements="dict", default=[], options=dict(
+            ),
+            blocks=list_of(
                 path=dict(type="path", required=True),
                 marker=dict(type="str", default="# {mark} ANSIBLE MANAGED BLOCK"),
                 block=dict(type="str", required=True),
-            )),
-            sysctls=dict(type="list", elements="dict", default=[], options=dict(
+            ),
+            sysctls=list_of(
                 name=dict(type="str", required=True),
                 value=dict(type="raw", required=True),
                 path=dict(type="path", required=True),
                 apply=dict(type="bool", default=False),
-            )),
-            users=dict(type="list", elements="dict", default=[], options=dict(
+            ),
+            users=list_of(
                 name=dict(type="str", required=True),
                 uid=dict(type="int"),
                 group=dict(type="str"),
                 home=dict(type="str"),
                 shell=dict(type="str"),
-            )),
-            groups=dict(type="list", elements="dict", default=[], options=dict(
+            ),
+            groups=list_of(
                 name=dict(type="str", required=True),
                 gid=dict(type="int"),
-            )),
-            packages=dict(type="list", elements="dict", default=[], options=dict(
+            ),
+            packages=list_of(
                 name=dict(type="str", required=True),
                 version=dict(type="str"),
                 hold=dict(type="bool", default=False),
-            )),
-            services=dict(type="list", elements="dict", default=[], options=dict(
+            ),
+            services=list_of(
                 name=dict(type="str", required=True),
                 started=dict(type="bool"),
                 enabled=dict(type="bool"),
-            )),
+            ),
         ),
         supports_check_mode=True,
     )
