@@ -339,7 +339,8 @@ def ratios(result):
             out["%s: base+slurm rerun / floor" % conn] = [round(data["stages"]["base+slurm"]["median"] / data["floor"]["median"], 2), None]
     cold = result.get("cold")
     if cold:
-        out["cold base+slurm (%s) / (apt-get in parallel + floor)" % cold.get("connection", "podman")] = [round(cold["median"] / cold["limit_median"], 2), GOALS["cold_over_limit"]]
+        key = "cold base+slurm (%s) / (apt-get in parallel + floor)" % cold.get("connection", "podman")
+        out[key] = [round(cold["median"] / cold["limit_median"], 2), GOALS["cold_over_limit"]]
     sweep = result.get("sweep", {})
     sizes = sweep.get("sizes", [])
     for conn in [c for c in sweep if c not in ("sizes", "stages")]:
