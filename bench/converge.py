@@ -32,6 +32,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -212,10 +213,15 @@ def play(label, inv, playbook, stages=None, limit=None, nodes=2):
         cmd += ["-e", json.dumps({"site_stages": stages})]
     if limit:
         cmd += ["--limit", limit]
-    start = time.monotonic()
+    start, used = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(log, "w", encoding="utf-8") as out:
         rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=ENV, cwd=ROOT, check=False).returncode
     seconds = round(time.monotonic() - start, 2)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # CPU seconds of ansible-playbook, its forks and their ssh clients: the part of a run that
+    # stays on the controller when the nodes are real machines (the ControlPersist masters run
+    # detached, so their share of the encryption is not in it; the containers' CPU is not either).
+    controller_cpu = round(after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime, 2)
     text = log.read_text(encoding="utf-8", errors="replace")
     recap = {m.group(1): {"changed": int(m.group(3)), "unreachable": int(m.group(4)), "failed": int(m.group(5))}
              for m in RECAP.finditer(text)}
@@ -225,7 +231,8 @@ def play(label, inv, playbook, stages=None, limit=None, nodes=2):
     slowest = [[m.group(1).strip(), float(m.group(2))] for m in PROFILE.finditer(text.split("=" * 40)[-1])]
     say("%-44s %7.1f s%s  (%s)" % (label, seconds, "  changed: %s" % changed if changed else "", log.relative_to(ROOT)))
     probes = [t for t in slowest if re.search(r"rdma : Probe the (GPUs|RDMA)", t[0])]
-    return {"seconds": seconds, "changed": changed, "log": str(log.relative_to(ROOT)), "slowest": slowest[:12], "probes": probes}
+    return {"seconds": seconds, "controller_cpu": controller_cpu, "changed": changed, "log": str(log.relative_to(ROOT)),
+            "slowest": slowest[:12], "probes": probes}
 
 
 def repeat(count, label, func):
@@ -233,6 +240,7 @@ def repeat(count, label, func):
     ordered = sorted(runs, key=lambda r: r["seconds"])
     mid = ordered[(len(ordered) - 1) // 2]
     return {"median": median([r["seconds"] for r in runs]), "runs": [r["seconds"] for r in runs],
+            "controller_cpu_median": median([r["controller_cpu"] for r in runs]),
             "changed": [r["changed"] for r in runs], "median_log": mid["log"], "slowest": mid["slowest"], "probes": mid["probes"]}
 
 
@@ -358,6 +366,9 @@ def ratios(result):
             for stage in sweep["stages"]:
                 out["%s: %s rerun %s -> %s nodes" % (conn, stage, lo, hi)] = [
                     round(sweep[conn][hi][stage]["median"] / sweep[conn][lo][stage]["median"], 2), GOALS["sweep_growth"]]
+                cpu = [sweep[conn][n][stage].get("controller_cpu_median") for n in (lo, hi)]
+                if all(cpu):
+                    out["%s: %s rerun %s -> %s nodes, controller CPU seconds" % (conn, stage, lo, hi)] = [round(cpu[1] / cpu[0], 2), None]
     for conn, data in result.get("connections", {}).items():
         for name, secs in (data.get("site") or {}).get("probes", []):
             key = "%s: probe task '%s' (all hosts at once)" % (conn, name.split(" : ")[-1])
