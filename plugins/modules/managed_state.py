@@ -546,5 +546,6 @@ def main():
     module.exit_json(changed=False, in_sync=not drift, drift=drift, drift_items=records, checked=checked,
                      found={"groups": found_groups(params["groups"], gids)}, msg=msg)
 
+
 if __name__ == "__main__":
     main()
