@@ -19,6 +19,11 @@ change task would change nothing:
   gid).
 - packages: installed (and at a version, and held) as one dpkg-query or rpm query says.
 - services: active and enabled as one ``systemctl show`` says.
+
+Each item's drift is also returned as a record (``drift_record``): its kind, its name or path,
+whether the item itself is missing on the host, and its drift lines, so that a caller selects on
+fields instead of matching the text. Groups asked with ``state: query`` are only read: their gid
+is returned (``found_groups``) and a missing one is no drift.
 """
 
 from __future__ import annotations
@@ -229,7 +234,9 @@ def sysctl_drift(item, file_text, live_text):
 
 
 def group_drift(item, seen):
-    """A group against its entry: seen is None or {gid}."""
+    """A group against its entry: seen is None or {gid}. state 'query' only reads it: never drift."""
+    if item.get("state") == "query":
+        return []
     if seen is None:
         return ["group %s: missing" % item["name"]]
     if item.get("gid") is not None and int(item["gid"]) != int(seen["gid"]):
@@ -283,3 +290,28 @@ def service_drift(item, seen):
     if item.get("enabled") is False and enabled in ENABLED_STATES:
         drift.append("service %s: %s, expected disabled" % (name, enabled))
     return drift
+
+
+# --- structured results -----------------------------------------------------------------------
+
+# The field that names an item of each kind (files, lines and blocks by path, the others by name).
+ITEM_KEY = {"files": "path", "lines": "path", "blocks": "path", "sysctls": "name", "groups": "name",
+            "users": "name", "packages": "name", "services": "name"}
+
+
+def drift_record(kind, item, drift, missing):
+    """One item's drift as a record {kind, name, missing, drift}, or None when it did not drift.
+
+    missing says the item itself is not on the host (a file, the file of a line, block or sysctl, a
+    user or group, a package not installed, a unit systemd does not know), as opposed to present
+    but different."""
+    if not drift:
+        return None
+    if kind not in ITEM_KEY:
+        raise ManagedStateError("unknown kind %r" % kind)
+    return {"kind": kind, "name": item[ITEM_KEY[kind]], "missing": bool(missing), "drift": list(drift)}
+
+
+def found_groups(items, gids):
+    """{name: gid} of the groups asked (any state) that the host has; gids maps a name to its gid or None."""
+    return dict((item["name"], gids[item["name"]]) for item in items if gids.get(item["name"]) is not None)

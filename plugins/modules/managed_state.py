@@ -24,6 +24,8 @@ description:
     M(ansible.builtin.service) for O(services).
   - All packages are read with one C(dpkg-query -W) (Debian family) or one C(rpm -q) call, all services with one
     C(systemctl show) call, both with C(LANG=C).
+  - Besides the drift as text (RV(drift)), each item that drifted is returned as a record (RV(drift_items)), so
+    that a caller selects by kind, name or whether the item is missing instead of matching the text.
   - File contents are compared by SHA-1 and never returned; pass O(files[].checksum) instead of
     O(files[].content) for a secret (a key, a file with a password), so that the secret is not in the module's
     arguments either.
@@ -139,7 +141,9 @@ options:
         description: Login shell.
         type: str
   groups:
-    description: Local groups.
+    description:
+      - Groups (read through NSS, as C(getent group) reads them). The gid of every group asked that the host has is
+        returned in RV(found.groups).
     type: list
     elements: dict
     default: []
@@ -149,8 +153,15 @@ options:
         type: str
         required: true
       gid:
-        description: Group id.
+        description: Group id (V(present) only).
         type: int
+      state:
+        description:
+          - V(present) - the group must exist (and have O(groups[].gid) when given), as M(ansible.builtin.group) makes it.
+          - V(query) - only read its gid (in RV(found.groups)); a group the host does not have is no drift.
+        type: str
+        choices: [present, query]
+        default: present
   packages:
     description: Packages that must be installed.
     type: list
@@ -221,6 +232,19 @@ EXAMPLES = r"""
 - name: The change tasks, only when something drifted
   ansible.builtin.import_tasks: chrony.yml
   when: not managed.in_sync
+
+- name: Which device files exist, and the gids of the device owner groups (read-only, no drift for a missing group)
+  gpucluster.training.managed_state:
+    files: [{path: /dev/kfd, state: present}, {path: /dev/infiniband, state: present}]
+    groups: [{name: video, state: query}, {name: render, state: query}]
+  register: devices
+  check_mode: false
+
+- name: Use them
+  ansible.builtin.debug:
+    msg: >-
+      missing: {{ devices.drift_items | selectattr('kind', 'eq', 'files') | selectattr('missing') | map(attribute='name') | list }},
+      gids: {{ devices.found.groups.values() | list }}
 """
 
 RETURN = r"""
@@ -238,6 +262,43 @@ drift:
     - "/etc/slurm/slurm.conf: content differs"
     - "service slurmd: inactive, expected started"
     - "package numactl: not installed"
+drift_items:
+  description:
+    - The same drift by item, in the same order - one record per item that drifted. Select on its fields, not on the
+      text of RV(drift).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    kind:
+      description: The option the item came from.
+      type: str
+      choices: [files, lines, blocks, sysctls, groups, users, packages, services]
+    name:
+      description: The item's O(files[].path) (files, lines, blocks) or name (the other kinds), as given.
+      type: str
+    missing:
+      description:
+        - The item itself is not on the host - a file (not for V(absent)), the file a line, block or kernel setting is
+          written to, a user or group, a package that is not installed, a unit systemd does not know. V(false) - it is
+          there but differs.
+      type: bool
+    drift:
+      description: Its lines of RV(drift).
+      type: list
+      elements: str
+  sample:
+    - {kind: files, name: /dev/kfd, missing: true, drift: ["/dev/kfd: missing"]}
+    - {kind: services, name: docker, missing: false, drift: ["service docker: inactive, expected started"]}
+found:
+  description: What was read for the caller (not compared).
+  returned: always
+  type: dict
+  contains:
+    groups:
+      description: "O(groups) the host has, name: gid (any state; a group the host does not have is not in it)."
+      type: dict
+      sample: {video: 44, render: 992}
 checked:
   description: How many items of each kind were compared.
   returned: always
@@ -260,9 +321,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes
 
 from ansible_collections.gpucluster.training.plugins.module_utils._managed_state import (
-    DPKG_FORMAT, RPM_FORMAT, SYSTEMCTL_PROPERTIES, ManagedStateError, block_drift, file_drift, group_drift, line_drift,
-    package_drift, parse_dpkg_query, parse_rpm_query, parse_systemctl_show, service_drift, sysctl_drift,
-    sysctl_proc_path, user_drift)
+    DPKG_FORMAT, RPM_FORMAT, SYSTEMCTL_PROPERTIES, ManagedStateError, block_drift, drift_record, file_drift, found_groups,
+    group_drift, line_drift, package_drift, parse_dpkg_query, parse_rpm_query, parse_systemctl_show, service_drift,
+    sysctl_drift, sysctl_proc_path, user_drift)
 from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_read import LANG_C, read_text
 
 
@@ -287,37 +348,51 @@ def stat_file(module, item):
     return seen
 
 
+def record(kind, item, drift, missing):
+    return [r for r in [drift_record(kind, item, drift, missing)] if r is not None]
+
+
 def check_files(module, items):
-    drift = []
+    records = []
     for item in items:
         item = dict(item)
         if item.get("checksum") is None and item.get("content") is not None:
             item["checksum"] = hashlib.sha1(to_bytes(item["content"], errors="surrogate_or_strict")).hexdigest()
-        drift.extend(file_drift(item, stat_file(module, item)))
-    return drift
+        seen = stat_file(module, item)
+        records.extend(record("files", item, file_drift(item, seen), seen is None and item.get("state") != "absent"))
+    return records
 
 
 def check_users(items):
-    drift = []
+    records = []
     for item in items:
         try:
             entry = pwd.getpwnam(item["name"])
             seen = {"uid": entry.pw_uid, "group": name_of(grp.getgrgid, entry.pw_gid), "home": entry.pw_dir, "shell": entry.pw_shell}
         except KeyError:
             seen = None
-        drift.extend(user_drift(item, seen))
-    return drift
+        records.extend(record("users", item, user_drift(item, seen), seen is None))
+    return records
 
 
-def check_groups(items):
-    drift = []
+def read_gids(items):
+    """{name: gid or None} of the groups asked (NSS, as getent group reads them)."""
+    gids = {}
     for item in items:
         try:
-            seen = {"gid": grp.getgrnam(item["name"]).gr_gid}
+            gids[item["name"]] = grp.getgrnam(item["name"]).gr_gid
         except KeyError:
-            seen = None
-        drift.extend(group_drift(item, seen))
-    return drift
+            gids[item["name"]] = None
+    return gids
+
+
+def check_groups(items, gids):
+    records = []
+    for item in items:
+        gid = gids[item["name"]]
+        seen = None if gid is None else {"gid": gid}
+        records.extend(record("groups", item, group_drift(item, seen), seen is None))
+    return records
 
 
 def query_packages(module, names):
@@ -345,10 +420,11 @@ def check_packages(module, items):
         return []
     names = sorted(set(item["name"] for item in items))
     seen = query_packages(module, names)
-    drift = []
+    records = []
     for item in items:
-        drift.extend(package_drift(item, seen.get(item["name"])))
-    return drift
+        entry = seen.get(item["name"])
+        records.extend(record("packages", item, package_drift(item, entry), entry is None or entry["status"] != "i"))
+    return records
 
 
 def check_services(module, items):
@@ -362,22 +438,28 @@ def check_services(module, items):
     if rc != 0:
         raise ManagedStateError("systemctl show failed (rc %d): %s" % (rc, err.strip()))
     shown = parse_systemctl_show(out, units)
-    drift = []
+    records = []
     for item in items:
-        drift.extend(service_drift(item, shown[item["name"]]))
-    return drift
+        block = shown[item["name"]]
+        records.extend(record("services", item, service_drift(item, block), block.get("LoadState") == "not-found"))
+    return records
 
 
-def check_text_items(items, compare):
-    return [line for item in items for line in compare(item, read_text(item["path"], escape=True))]
+def check_text_items(kind, items, compare):
+    records = []
+    for item in items:
+        text = read_text(item["path"], escape=True)
+        records.extend(record(kind, item, compare(item, text), text is None))
+    return records
 
 
 def check_sysctls(items):
-    drift = []
+    records = []
     for item in items:
         live = read_text(os.path.join("/proc/sys", sysctl_proc_path(item["name"]))) if item.get("apply") else None
-        drift.extend(sysctl_drift(item, read_text(item["path"], escape=True), live))
-    return drift
+        text = read_text(item["path"], escape=True)
+        records.extend(record("sysctls", item, sysctl_drift(item, text, live), text is None))
+    return records
 
 
 def list_of(**options):
@@ -423,6 +505,7 @@ def main():
             groups=list_of(
                 name=dict(type="str", required=True),
                 gid=dict(type="int"),
+                state=dict(type="str", choices=["present", "query"], default="present"),
             ),
             packages=list_of(
                 name=dict(type="str", required=True),
@@ -441,21 +524,27 @@ def main():
     for item in params["files"]:
         if item["mode"] not in (None, "") and not all(c in "01234567" for c in str(item["mode"])):
             module.fail_json(msg="files: %s: mode %r is not octal" % (item["path"], item["mode"]))
+    for item in params["groups"]:
+        if item["state"] == "query" and item["gid"] is not None:
+            module.fail_json(msg="groups: %s: state query only reads the gid, gid %s cannot be expected" % (item["name"], item["gid"]))
+    gids = read_gids(params["groups"])
     try:
-        drift = (check_files(module, params["files"])
-                 + check_text_items(params["lines"], line_drift)
-                 + check_text_items(params["blocks"], block_drift)
-                 + check_sysctls(params["sysctls"])
-                 + check_groups(params["groups"])
-                 + check_users(params["users"])
-                 + check_packages(module, params["packages"])
-                 + check_services(module, params["services"]))
+        records = (check_files(module, params["files"])
+                   + check_text_items("lines", params["lines"], line_drift)
+                   + check_text_items("blocks", params["blocks"], block_drift)
+                   + check_sysctls(params["sysctls"])
+                   + check_groups(params["groups"], gids)
+                   + check_users(params["users"])
+                   + check_packages(module, params["packages"])
+                   + check_services(module, params["services"]))
     except ManagedStateError as exc:
         module.fail_json(msg=str(exc))
+    drift = [line for entry in records for line in entry["drift"]]
     checked = dict((kind, len(params[kind])) for kind in ("files", "lines", "blocks", "sysctls", "users", "groups", "packages", "services"))
     total = sum(checked.values())
     msg = ("in sync: %d item(s) checked" % total) if not drift else ("%d difference(s) in %d item(s) checked" % (len(drift), total))
-    module.exit_json(changed=False, in_sync=not drift, drift=drift, checked=checked, msg=msg)
+    module.exit_json(changed=False, in_sync=not drift, drift=drift, drift_items=records, checked=checked,
+                     found={"groups": found_groups(params["groups"], gids)}, msg=msg)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.gpucluster.training.plugins.module_utils._managed_state import (
-    ManagedStateError, block_drift, file_drift, group_drift, line_drift, package_drift, parse_dpkg_query, parse_rpm_query,
+    ManagedStateError, block_drift, drift_record, file_drift, found_groups, group_drift, line_drift, package_drift, parse_dpkg_query, parse_rpm_query,
     parse_systemctl_show, service_drift, sysctl_drift, sysctl_proc_path, user_drift)
 
 # LANG=C systemctl show -p Id,LoadState,ActiveState,UnitFileState -- chrony munge nosuch.service (bench-gpu1)
@@ -153,3 +153,18 @@ def test_users_and_groups():
     assert user_drift(want, None) == ["user slurm: missing"]
     assert group_drift({"name": "slurm", "gid": 64030}, {"gid": 64030}) == []
     assert group_drift({"name": "slurm", "gid": 64030}, {"gid": 1}) == ["group slurm: gid 1, expected 64030"]
+    # state query only reads the group: never drift, whether the host has it or not
+    assert group_drift({"name": "render", "state": "query"}, None) == []
+    assert group_drift({"name": "render", "state": "query"}, {"gid": 992}) == []
+    assert found_groups([{"name": "video"}, {"name": "render", "state": "query"}, {"name": "kvm", "state": "query"}],
+                        {"video": 44, "render": 992, "kvm": None}) == {"video": 44, "render": 992}
+
+
+def test_drift_records():
+    assert drift_record("files", {"path": "/dev/kfd", "state": "present"}, [], True) is None
+    assert drift_record("files", {"path": "/dev/kfd", "state": "present"}, ["/dev/kfd: missing"], True) == {
+        "kind": "files", "name": "/dev/kfd", "missing": True, "drift": ["/dev/kfd: missing"]}
+    assert drift_record("services", {"name": "docker", "started": True}, ["service docker: inactive, expected started"], False) == {
+        "kind": "services", "name": "docker", "missing": False, "drift": ["service docker: inactive, expected started"]}
+    with pytest.raises(ManagedStateError):
+        drift_record("mounts", {"name": "x"}, ["x"], False)

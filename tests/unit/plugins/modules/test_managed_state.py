@@ -76,6 +76,11 @@ def test_in_sync_and_drift_in_one_call(tmp_path, tools):
     assert result["drift"] == ["%s: content differs" % conf, "%s: content differs" % key,
                                "package slurmd: not installed", "service munge: no such unit",
                                "service nosuch.service: no such unit"]
+    # the same drift by item: kind, name, whether the item is missing
+    assert [(r["kind"], r["name"], r["missing"]) for r in result["drift_items"]] == [
+        ("files", str(conf), False), ("files", str(key), False), ("packages", "slurmd", True),
+        ("services", "munge", True), ("services", "nosuch.service", True)]
+    assert [line for r in result["drift_items"] for line in r["drift"]] == result["drift"]
     assert "secret" not in str(result)
 
 
@@ -94,7 +99,30 @@ def test_lines_blocks_sysctls_accounts(tmp_path, tools):
         "groups": [{"name": MY_GROUP, "gid": os.getgid()}],
     })
     assert result["drift"] == ["%s: line '-account required pam_slurm_adopt.so' missing" % pam, "user no-such-user-gpucluster: missing"]
+    assert [(r["kind"], r["missing"]) for r in result["drift_items"]] == [("lines", False), ("users", True)]
+    assert result["found"] == {"groups": {MY_GROUP: os.getgid()}}
     assert tools == []  # no package or service asked: no tool run
+
+
+def test_groups_only_read_with_state_query(tmp_path):
+    """The gids of groups asked with state query come back; one the host does not have is no drift."""
+    result = run_main(managed_state.main, {
+        "files": [{"path": str(tmp_path), "state": "present"}, {"path": str(tmp_path / "kfd"), "state": "present"}],
+        "groups": [{"name": MY_GROUP, "state": "query"}, {"name": "no-such-group-gpucluster", "state": "query"}],
+    })
+    assert result["found"] == {"groups": {MY_GROUP: os.getgid()}}
+    assert result["drift_items"] == [{"kind": "files", "name": str(tmp_path / "kfd"), "missing": True,
+                                      "drift": ["%s: missing" % (tmp_path / "kfd")]}]
+    # asked as present, the same missing group is drift
+    result = run_main(managed_state.main, {"groups": [{"name": "no-such-group-gpucluster"}]})
+    assert result["drift_items"] == [{"kind": "groups", "name": "no-such-group-gpucluster", "missing": True,
+                                      "drift": ["group no-such-group-gpucluster: missing"]}]
+    assert result["found"] == {"groups": {}} and result["in_sync"] is False
+
+
+def test_query_with_a_gid_is_refused():
+    result = run_main(managed_state.main, {"groups": [{"name": "video", "gid": 44, "state": "query"}]}, expect=Fail)
+    assert "state query only reads the gid" in result["msg"]
 
 
 def test_tool_output_it_cannot_read_fails_cleanly(monkeypatch):
