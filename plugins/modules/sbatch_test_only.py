@@ -133,7 +133,7 @@ msg:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpucluster.training.plugins.module_utils._slurm_accept import (
-    SlurmAcceptError, judge_jobs, parse_node_names, refusal_message)
+    OUT_OF_SERVICE_STATES, SlurmAcceptError, judge_jobs, parse_node_names, refusal_message)
 from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_read import LANG_C
 
 
@@ -151,8 +151,7 @@ def main():
                 name=dict(type="str", required=True),
                 script=dict(type="path", required=True),
             )),
-            out_of_service_states=dict(type="list", elements="str",
-                                       default=["drain", "drng", "down", "maint", "fail", "no_respond"]),
+            out_of_service_states=dict(type="list", elements="str", default=list(OUT_OF_SERVICE_STATES)),
         ),
         supports_check_mode=True,
     )
