@@ -119,7 +119,9 @@ def _playbook(playbook, extra, check=False):
     """ansible-playbook from the checkout on this scenario's inventory, as an operator runs it."""
     root = os.environ.get("MOLECULE_PROJECT_DIRECTORY", os.getcwd())
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH="%s/.tmp/collections:%s/.venv/lib/python3.11/site-packages" % (root, root),
-               ANSIBLE_CONFIG=os.path.join(root, "ansible.cfg"))
+               ANSIBLE_CONFIG=os.path.join(root, "ansible.cfg"),
+               # the recap is read line by line: no colour codes, whoever started Molecule
+               ANSIBLE_FORCE_COLOR="false", ANSIBLE_NOCOLOR="1")
     run = subprocess.run(
         [os.path.join(root, ".venv/bin/ansible-playbook")] + (["--check"] if check else [])
         + ["-i", os.environ["MOLECULE_INVENTORY_FILE"], os.path.join(root, playbook), "-e", extra],
