@@ -75,10 +75,9 @@ bytes:
   sample: 6727
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpucluster.training.plugins.module_utils._file_write import read_bytes, write_if_different
 from ansible_collections.gpucluster.training.plugins.module_utils._validate_plot import PlotError, render_png
 
 
@@ -96,19 +95,7 @@ def main():
         data = render_png(module.params["plot"])
     except PlotError as exc:
         module.fail_json(msg="validate_plot: %s" % exc)
-    current = None
-    if os.path.exists(dest):
-        with open(dest, "rb") as handle:
-            current = handle.read()
-    changed = current != data
-    if changed and not module.check_mode:
-        tmp = dest + ".tmp"
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-        module.atomic_move(tmp, dest)
-    file_args = module.load_file_common_arguments({"path": dest, "mode": module.params["mode"]})
-    if not module.check_mode or not changed:
-        changed = module.set_fs_attributes_if_different(file_args, changed)
+    changed = write_if_different(module, dest, data, module.params["mode"], read_bytes(dest))
     module.exit_json(changed=changed, dest=dest, series=len(module.params["plot"].get("series") or []), bytes=len(data))
 
 

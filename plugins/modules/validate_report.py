@@ -103,15 +103,9 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_text
 
+from ansible_collections.gpucluster.training.plugins.module_utils._file_write import read_bytes, write_if_different
 from ansible_collections.gpucluster.training.plugins.module_utils._validate_plot import PlotError
 from ansible_collections.gpucluster.training.plugins.module_utils._validate_report_files import ReportFilesError, report_files
-
-
-def read_bytes(path):
-    if not os.path.isfile(path):
-        return None
-    with open(path, "rb") as handle:
-        return handle.read()
 
 
 def text_diff(path, before, after):
@@ -149,20 +143,9 @@ def ensure_directory(module, dest, mode, diffs):
 
 def write_file(module, path, data, mode, diffs, directory_missing):
     current = None if directory_missing else read_bytes(path)
-    changed = current != data
-    if changed:
+    if current != data:
         diffs.append(text_diff(path, current, data))
-        if not module.check_mode:
-            tmp = path + ".tmp"
-            with open(tmp, "wb") as handle:
-                handle.write(data)
-            module.atomic_move(tmp, path)
-    if not module.check_mode or not changed:
-        diff = {"before": {"path": path}, "after": {"path": path}}
-        changed = module.set_fs_attributes_if_different(module.load_file_common_arguments({"path": path, "mode": mode}), changed, diff)
-        if diff["before"] != diff["after"]:
-            diffs.append(diff)
-    return changed
+    return write_if_different(module, path, data, mode, current, diffs)
 
 
 def main():
