@@ -13,6 +13,9 @@ CASES = [
     ("missing-address", "host gpu2 in group cluster has no gpucluster_address"),
     ("duplicate-name", "hostname gpu1 is used by more than one host: gpu1, gpu1.example.org"),
     ("duplicate-address", "address 192.0.2.11 is given to more than one host: gpu1, gpu2"),
+    # every failed Slurm check is named at once (gpucluster.training.checks), not only the first
+    ("slurm-settings", "2 of 6 checks failed: (1) slurm_common_cluster_name=\"gpu cluster\" is not a Slurm cluster name"),
+    ("slurm-settings", "(2) slurm_common_packages takes lists of package names"),
 ]
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from ansible.template import trust_as_template
 
 from ansible_collections.gpucluster.training.tests.unit.plugins.filter import role_render
 
@@ -37,6 +38,8 @@ def templar(**overrides):
         "__slurm_common_node_gpus": {"gpu1": MI300X, "gpu2": MI300X}, "__slurm_common_node_gpu_counts": {},
     }
     variables.update(overrides)
+    # preflight.yml reads the compute nodes' facts once per play into this fact
+    variables.setdefault("__slurm_common_node_facts", trust_as_template("{{ __slurm_common_node_facts_live }}"))
     return role_render.templar("slurm_common", ("defaults/main.yml", "vars/Debian.yml", "vars/main.yml"), variables)
 
 
@@ -102,3 +105,13 @@ def test_cgroup_v2_refusal_names_the_way_out():
     assert slurm_cgroup_v2_refusal("22.05.8-4+deb12u3", ["gpu1"], ["proctrack/cgroup"]) == ""
     assert slurm_cgroup_v2_refusal("21.08.5-2ubuntu1", [], ["proctrack/cgroup"]) == ""
     assert slurm_cgroup_v2_refusal("21.08.5-2ubuntu1", ["gpu1"], ["proctrack/linuxproc", "task/affinity", "jobacct_gather/linux"]) == ""
+
+
+def test_node_facts_keep_only_what_the_node_lines_read():
+    # preflight.yml stores these once per play on every host: the keys the lines are made of, not
+    # every fact of every node (os_family and distribution_release are facts EPYC has too)
+    tmpl = templar()
+    facts = render(tmpl, "{{ __slurm_common_node_facts_live }}")
+    assert sorted(facts) == ["gpu1", "gpu2"]
+    assert sorted(facts["gpu1"]) == sorted(render(tmpl, "{{ __slurm_common_fact_record_keys }}"))
+    assert render(tmpl, "{{ __slurm_common_fact_record }}")["facts"] == facts
