@@ -204,6 +204,32 @@ def forks(nodes):
     return str(nodes + 1) if want == "hosts" else want
 
 
+def node_cpu_seconds(nodes):
+    """CPU seconds used so far by the bench containers of the hosts in the run (their cgroups:
+    v1 cpuacct.usage in ns, v2 cpu.stat usage_usec), or None where this machine does not show
+    them. On the bench lab the nodes share the controller's cores: their CPU is part of what a
+    run's wall time waits for here, and on a real cluster it is spent on the nodes, in parallel."""
+    wanted = [PREFIX + n for n in names(nodes)]
+    out = subprocess.run(["podman", "inspect", "--format", "{{.State.CgroupPath}}", *wanted], env=ENV,
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        return None
+    total = 0.0
+    for path in out.stdout.split():
+        v1 = Path("/sys/fs/cgroup/cpuacct") / path.lstrip("/") / "cpuacct.usage"
+        v2 = Path("/sys/fs/cgroup") / path.lstrip("/") / "cpu.stat"
+        if v1.is_file():
+            total += int(v1.read_text().strip()) / 1e9
+        elif v2.is_file():
+            usage = [line.split()[1] for line in v2.read_text().splitlines() if line.startswith("usage_usec ")]
+            if not usage:
+                return None
+            total += int(usage[0]) / 1e6
+        else:
+            return None
+    return total
+
+
 def play(label, inv, playbook, stages=None, limit=None, nodes=2):
     COUNTER[0] += 1
     LOGS.mkdir(parents=True, exist_ok=True)
@@ -213,6 +239,7 @@ def play(label, inv, playbook, stages=None, limit=None, nodes=2):
         cmd += ["-e", json.dumps({"site_stages": stages})]
     if limit:
         cmd += ["--limit", limit]
+    node_cpu = node_cpu_seconds(nodes)
     start, used = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(log, "w", encoding="utf-8") as out:
         rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=ENV, cwd=ROOT, check=False).returncode
@@ -222,6 +249,8 @@ def play(label, inv, playbook, stages=None, limit=None, nodes=2):
     # stays on the controller when the nodes are real machines (the ControlPersist masters run
     # detached, so their share of the encryption is not in it; the containers' CPU is not either).
     controller_cpu = round(after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime, 2)
+    node_after = node_cpu_seconds(nodes) if node_cpu is not None else None
+    nodes_cpu = round(node_after - node_cpu, 2) if node_after is not None else None
     text = log.read_text(encoding="utf-8", errors="replace")
     recap = {m.group(1): {"changed": int(m.group(3)), "unreachable": int(m.group(4)), "failed": int(m.group(5))}
              for m in RECAP.finditer(text)}
@@ -229,9 +258,11 @@ def play(label, inv, playbook, stages=None, limit=None, nodes=2):
         raise BenchError("%s: ansible-playbook failed (rc %d), log %s" % (label, rc, log.relative_to(ROOT)))
     changed = {h: r["changed"] for h, r in recap.items() if r["changed"]}
     slowest = [[m.group(1).strip(), float(m.group(2))] for m in PROFILE.finditer(text.split("=" * 40)[-1])]
-    say("%-44s %7.1f s%s  (%s)" % (label, seconds, "  changed: %s" % changed if changed else "", log.relative_to(ROOT)))
+    say("%-44s %7.1f s  CPU: controller %.1f s, nodes %s%s  (%s)" % (
+        label, seconds, controller_cpu, "-" if nodes_cpu is None else "%.1f s" % nodes_cpu,
+        "  changed: %s" % changed if changed else "", log.relative_to(ROOT)))
     probes = [t for t in slowest if re.search(r"rdma : Probe the (GPUs|RDMA)", t[0])]
-    return {"seconds": seconds, "controller_cpu": controller_cpu, "changed": changed, "log": str(log.relative_to(ROOT)),
+    return {"seconds": seconds, "controller_cpu": controller_cpu, "nodes_cpu": nodes_cpu, "changed": changed, "log": str(log.relative_to(ROOT)),
             "slowest": slowest[:12], "probes": probes}
 
 
@@ -241,6 +272,7 @@ def repeat(count, label, func):
     mid = ordered[(len(ordered) - 1) // 2]
     return {"median": median([r["seconds"] for r in runs]), "runs": [r["seconds"] for r in runs],
             "controller_cpu_median": median([r["controller_cpu"] for r in runs]),
+            "nodes_cpu_median": median([r["nodes_cpu"] for r in runs if r.get("nodes_cpu") is not None]),
             "changed": [r["changed"] for r in runs], "median_log": mid["log"], "slowest": mid["slowest"], "probes": mid["probes"]}
 
 
@@ -369,6 +401,9 @@ def ratios(result):
                 cpu = [sweep[conn][n][stage].get("controller_cpu_median") for n in (lo, hi)]
                 if all(cpu):
                     out["%s: %s rerun %s -> %s nodes, controller CPU seconds" % (conn, stage, lo, hi)] = [round(cpu[1] / cpu[0], 2), None]
+                cpu = [sweep[conn][n][stage].get("nodes_cpu_median") for n in (lo, hi)]
+                if all(cpu):
+                    out["%s: %s rerun %s -> %s nodes, nodes' CPU seconds" % (conn, stage, lo, hi)] = [round(cpu[1] / cpu[0], 2), None]
     for conn, data in result.get("connections", {}).items():
         for name, secs in (data.get("site") or {}).get("probes", []):
             key = "%s: probe task '%s' (all hosts at once)" % (conn, name.split(" : ")[-1])
@@ -401,6 +436,10 @@ def table(result):
         for size, row in sorted(sweep[conn].items(), key=lambda kv: int(kv[0])):
             lines.append("| sweep %s, %s compute nodes: floor / %s | %s |" % (
                 conn, size, " / ".join(sweep["stages"]), " / ".join(cell((row.get(k) or {}).get("median")) for k in ["floor"] + sweep["stages"])))
+            lines.append("| sweep %s, %s compute nodes, CPU seconds (controller + nodes): floor / %s | %s |" % (
+                conn, size, " / ".join(sweep["stages"]), " / ".join(
+                    "%s + %s" % (cell((row.get(k) or {}).get("controller_cpu_median")), cell((row.get(k) or {}).get("nodes_cpu_median")))
+                    for k in ["floor"] + sweep["stages"])))
     return "\n".join(lines)
 
 
