@@ -12,9 +12,10 @@ say() { printf '\n== %s\n' "$*"; }
 #   golang-github-containernetworking-plugin-dnsname: containers on a CNI network (podman 4.3)
 #   resolve each other by name (Molecule's test-double repository hosts); tools/podman-check.sh
 #   openssh-client: the lab's SSH mode (ssh-keygen here, ssh for Ansible's ssh connection)
+#   procps: sysctl (the inotify limit below)
 need_pkgs=(podman runc uidmap debootstrap python3-venv slirp4netns fuse-overlayfs
            containernetworking-plugins golang-github-containernetworking-plugin-dnsname
-           make git shellcheck openssh-client)
+           make git shellcheck openssh-client procps)
 missing=()
 for p in "${need_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -26,6 +27,19 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   say "Debian packages present"
+fi
+
+# systemd in each container holds several inotify instances (systemd, journald, logind, ...); Linux
+# allows 128 per user by default, which about 20 containers use up: the next container's systemd
+# then stalls at boot, every job waiting (seen with the 16-node bench lab and a Molecule scenario
+# beside it). Raised now and at every boot (/etc/sysctl.d).
+inotify_want=1024
+if (( $(sysctl -n fs.inotify.max_user_instances) < inotify_want )); then
+  say "raising fs.inotify.max_user_instances to $inotify_want (systemd in many containers)"
+  if [[ $(id -u) -ne 0 ]]; then echo "setup: run as root to raise fs.inotify.max_user_instances" >&2; exit 1; fi
+  printf '# gpucluster.training lab (tools/setup.sh): systemd in many containers\nfs.inotify.max_user_instances = %s\n' \
+    "$inotify_want" > /etc/sysctl.d/60-gpucluster-lab.conf
+  sysctl -q -w fs.inotify.max_user_instances="$inotify_want"
 fi
 
 PY=${PYTHON:-python3.11}
