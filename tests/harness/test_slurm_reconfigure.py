@@ -1,0 +1,36 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""slurm_common's reconfigure handler when slurmctld refuses the new configuration: the real role
+tasks, with a test double for scontrol (refuses the first reconfigure, accepts the second). No
+Molecule scenario reaches this path: the configuration is checked by slurmd -C / the accept rules
+before it is written."""
+
+import stat
+
+
+def test_refused_configuration_is_rolled_back_and_every_host_fails(run_playbook, tmp_path):
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "slurm.conf").write_text("ClusterName=new\n")
+    (conf / "slurm.conf.bak").write_text("ClusterName=previous\n")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    calls = tmp_path / "calls"
+    scontrol = fake / "scontrol"
+    scontrol.write_text(
+        "#!/bin/sh\necho \"$*\" >> %s\n" % calls
+        + "grep -q ClusterName=new %s && { echo 'scontrol: error: Invalid argument' >&2; exit 1; }\nexit 0\n" % (conf / "slurm.conf"))
+    scontrol.chmod(scontrol.stat().st_mode | stat.S_IEXEC)
+    result = run_playbook("tests/harness/playbooks/slurm_reconfigure.yml", "-i", "tests/harness/inventories/slurm-render/hosts.yml",
+                          "-e", "fake_bin=%s conf_dir=%s" % (fake, conf), "-e", "__slurm_common_reconfigure_retries=1")
+    out = result.stdout + result.stderr
+    assert result.returncode == 2, out
+    assert (conf / "slurm.conf").read_text() == "ClusterName=previous\n", out
+    # refused twice (retries=1), then the restored file accepted
+    assert calls.read_text().splitlines() == ["reconfigure"] * 3, out
+    recap = out.split("PLAY RECAP")[-1]
+    assert sorted(line.split()[0] for line in recap.splitlines() if "failed=1" in line) == ["ctl1", "gpu1", "gpu2"], out
+    assert "still in the play" not in out, out
+    assert "slurmctld refused the new configuration (scontrol reconfigure: scontrol: error: Invalid argument)" in out, out
+    assert "The previous slurm.conf was restored from %s/slurm.conf.bak and reconfigured" % conf in out, out
