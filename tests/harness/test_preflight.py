@@ -16,6 +16,8 @@ CASES = [
     # every failed Slurm check is named at once (gpucluster.training.checks), not only the first
     ("slurm-settings", "2 of 6 checks failed: (1) slurm_common_cluster_name=\"gpu cluster\" is not a Slurm cluster name"),
     ("slurm-settings", "(2) slurm_common_packages takes lists of package names"),
+    # read in one pass over the compute nodes: only the node asking for more GPUs than it has is named
+    ("gpu-count", '"msg": "gpu1: slurm_common_gpu_count=3 is greater than the 2 GPUs probed on it (gpucluster_gpus)"}'),
 ]
 
 
