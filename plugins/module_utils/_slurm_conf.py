@@ -158,17 +158,44 @@ def _positive_int(value, what):
     return number
 
 
+def _kind(value):
+    """The YAML kind of a value, for messages (Ansible's tagged strings and dicts by their base type)."""
+    for kind, name in ((bool, "a boolean"), (str, "a string"), (dict, "a dict"), (list, "a list"),
+                       (int, "a number"), (float, "a number")):
+        if isinstance(value, kind):
+            return name
+    return "null" if value is None else type(value).__name__
+
+
 def gpu_devices(gpus):
-    """The usable (counted) devices of a ``gpucluster_gpus`` fact, in index order."""
+    """The usable (counted) devices of a ``gpucluster_gpus`` fact, in index order.
+
+    gpu_info sets ``counted`` on every device; in a hand-written fact a device without it counts.
+    The collection's one definition of a node's usable GPUs (slurm.conf's Gres=, gres.conf, the
+    device files slurmd needs, the preflight's GPU-count check).
+    """
     if not gpus:
         return []
     if not isinstance(gpus, dict):
-        raise SlurmConfError("gpucluster_gpus must be a dict, got %s" % type(gpus).__name__)
+        raise SlurmConfError("gpucluster_gpus must be a dict ({vendor, count, devices}), got %s" % _kind(gpus))
     devices = gpus.get("devices") or []
     if not isinstance(devices, list):
-        raise SlurmConfError("gpucluster_gpus.devices must be a list")
-    out = [d for d in devices if isinstance(d, dict) and d.get("counted", True)]
-    return sorted(out, key=lambda d: (d.get("index") if isinstance(d.get("index"), int) else 0))
+        raise SlurmConfError("gpucluster_gpus.devices must be a list of devices, got %s" % _kind(devices))
+    out = []
+    for number, dev in enumerate(devices):
+        if not isinstance(dev, dict):
+            raise SlurmConfError(
+                "gpucluster_gpus.devices[%d] must be a dict (index, slurm_type, device_file or render_node), got %r"
+                % (number, dev))
+        counted = dev.get("counted", True)
+        if not isinstance(counted, bool):
+            raise SlurmConfError("gpucluster_gpus.devices[%d].counted must be true or false, got %r" % (number, counted))
+        index = dev.get("index", number)
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise SlurmConfError("gpucluster_gpus.devices[%d].index must be a whole number >= 0, got %r" % (number, index))
+        if counted:
+            out.append(dev)
+    return sorted(out, key=lambda d: d.get("index", 0))
 
 
 def _slurm_type(dev, gpus):

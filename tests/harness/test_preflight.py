@@ -18,6 +18,8 @@ CASES = [
     ("slurm-settings", "(2) slurm_common_packages takes lists of package names"),
     # read in one pass over the compute nodes: only the node asking for more GPUs than it has is named
     ("gpu-count", '"msg": "gpu1: slurm_common_gpu_count=3 is greater than the 2 GPUs probed on it (gpucluster_gpus)"}'),
+    # hand-written GPUs with their devices as a string: the node and the key, not a template error
+    ("gpu-malformed", "gpu_devices: gpu2: gpucluster_gpus.devices must be a list of devices, got a string"),
 ]
 
 

@@ -14,6 +14,7 @@ from ansible_collections.gpucluster.training.plugins.module_utils._slurm_conf im
     autodetect_choice,
     config_lines,
     expand_hostlist,
+    gpu_devices,
     gres_counts,
     gres_lines,
     hostlist,
@@ -180,6 +181,28 @@ def test_gres_counts_mixed_types_and_summary_only_fact():
     gpus["devices"][1]["slurm_type"] = "mi325x"
     assert gres_counts(gpus) == [("mi300x", 1), ("mi325x", 1)]
     assert gres_counts({"vendor": "amd", "count": 4, "slurm_type": "mi300x"}) == [("mi300x", 4)]
+
+
+def test_gpu_devices_counts_hand_written_devices_without_counted():
+    # a100() is written as an inventory would (no counted key): every device counts, in index order
+    gpus = a100(3)
+    gpus["devices"].reverse()
+    assert [d["index"] for d in gpu_devices(gpus)] == [0, 1, 2]
+    gpus["devices"][0]["counted"] = False  # index 2, e.g. integrated graphics as gpu_info marks it
+    assert [d["index"] for d in gpu_devices(gpus)] == [0, 1]
+    assert gpu_devices(None) == [] and gpu_devices({}) == []
+
+
+@pytest.mark.parametrize("gpus, message", [
+    ("mi300x", "gpucluster_gpus must be a dict"),
+    ({"devices": "0,1"}, "gpucluster_gpus.devices must be a list of devices, got a string"),
+    ({"devices": [0, 1]}, r"gpucluster_gpus.devices\[0\] must be a dict \(index, slurm_type"),
+    ({"devices": [{"index": 0, "counted": "yes"}]}, r"devices\[0\].counted must be true or false, got 'yes'"),
+    ({"devices": [{"index": "0"}]}, r"devices\[0\].index must be a whole number >= 0, got '0'"),
+])
+def test_gpu_devices_names_what_is_malformed(gpus, message):
+    with pytest.raises(SlurmConfError, match=message):
+        gpu_devices(gpus)
 
 
 def test_gres_rejects_bad_slurm_type():
