@@ -136,3 +136,15 @@ def test_first_install_held_daemon_starts_and_left_no_policy_behind(node):
     assert node.package("munge").is_installed
     assert node.run("systemctl is-active munge").stdout.strip() != "active"
     assert not node.file("/usr/sbin/policy-rc.d").exists
+
+
+def test_first_install_took_the_accounting_database_in_the_same_transaction(node):
+    # slurmrepo-node1 is a controller with accounting on (the default): MariaDB and its Python
+    # driver came in the first transaction (Debian's real packages), held like the others, and
+    # one apt history entry installed them with the Slurm packages
+    for pkg in ("mariadb-server", "python3-pymysql"):
+        assert node.package(pkg).is_installed, pkg
+    assert node.run("systemctl is-active mariadb").stdout.strip() != "active"
+    history = node.file("/var/log/apt/history.log").content_string.split("Start-Date:")
+    together = [entry for entry in history if "slurm-smd-client:" in entry and "mariadb-server:" in entry]
+    assert len(together) == 1, history
