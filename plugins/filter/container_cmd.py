@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind
 from ansible_collections.gpucluster.training.plugins.module_utils._container_cmd import ContainerCmdError, container_command
 
 
@@ -14,7 +15,7 @@ def container_cmd(spec, **overrides):
     """Derive the docker/podman command line of the training container."""
     if overrides:
         if not isinstance(spec, dict):
-            raise AnsibleFilterError("container_cmd: input must be a dict, got %s" % type(spec).__name__)
+            raise AnsibleFilterError("container_cmd: input must be a dict, got %s" % kind(spec))
         spec = dict(spec, **overrides)
     try:
         return container_command(spec)

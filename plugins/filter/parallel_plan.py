@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind
 from ansible_collections.gpucluster.training.plugins.module_utils import _planner
 
 
@@ -18,7 +19,7 @@ def parallel_plan(spec, strict=True, search=False, max_suggestions=5):
     parallel_plan module's options. With strict (default) an invalid layout raises."""
     if not isinstance(spec, dict):
         raise AnsibleFilterError(
-            "parallel_plan: input must be a dict of planner options, got %s" % type(spec).__name__
+            "parallel_plan: input must be a dict of planner options, got %s" % kind(spec)
         )
     try:
         if search:

@@ -15,6 +15,9 @@ raising its own error type:
 * ``to_float(value, name, error, allow_none=True, minimum=None, positive=False)``: a finite float.
 * ``to_int(value, name, error, allow_none=False)``: an int from an int, an integral float or a
   string of digits (booleans are not numbers).
+* ``kind(value)``: what a value is, for messages ("a string", "a dict", "a list", "a number",
+  "a boolean", "null"). Ansible 2.19 hands plugins tagged subclasses (``_AnsibleTaggedStr``...):
+  ``type(value).__name__`` would name those, not what the user wrote.
 * ``sysfs_int(text, where, error, prefix="", max_len=24)``: an int as the kernel writes it in
   sysfs (decimal or ``0x`` hex, surrounding white space ignored), also as tools print it (ibstat).
 """
@@ -30,6 +33,15 @@ REQUIRED = object()
 # one optional sign and at most 18 ASCII digits: "+-4", other scripts' digits and 5,000-digit
 # numbers (past Python's int() limit) are refused with the caller's error
 _INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
+
+
+def kind(value):
+    """The YAML kind of a value, for messages (tagged strings, dicts and lists by their base type)."""
+    for base, name in ((bool, "a boolean"), (str, "a string"), (dict, "a dict"), (list, "a list"),
+                       (int, "a number"), (float, "a number")):
+        if isinstance(value, base):
+            return name
+    return "null" if value is None else type(value).__name__
 
 
 def _absent(value, name, error, allow_none, kind):

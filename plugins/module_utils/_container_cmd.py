@@ -56,7 +56,7 @@ import json
 import re
 import shlex
 
-from ansible_collections.gpucluster.training.plugins.module_utils._coerce import to_bool
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind, to_bool
 
 ENGINES = ("docker", "podman")
 VENDORS = ("amd", "nvidia", "none")
@@ -309,7 +309,7 @@ def _exec_command(spec, engine, env, passthrough):
 def container_command(spec):
     """Return the command line of the training container described by ``spec``."""
     if not isinstance(spec, dict):
-        raise ContainerCmdError("the container definition must be a dict, got %s" % type(spec).__name__)
+        raise ContainerCmdError("the container definition must be a dict, got %s" % kind(spec))
     unknown = sorted(str(k) for k in spec if k not in _SPEC_KEYS)
     if unknown:
         raise ContainerCmdError("unknown keys %s (known: %s)" % (", ".join(unknown), ", ".join(_SPEC_KEYS)))

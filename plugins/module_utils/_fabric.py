@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind
 from ansible_collections.gpucluster.training.plugins.module_utils._natural import natural_key
 
 CHECKS = ("port_state", "link_layer", "rate", "gid_index")
@@ -86,7 +87,7 @@ def parse_hca(value):
 
 def _ports(rdma, where):
     if not isinstance(rdma, dict):
-        raise FabricError("%s: gpucluster_rdma must be a dict, got %s" % (where, type(rdma).__name__))
+        raise FabricError("%s: gpucluster_rdma must be a dict, got %s" % (where, kind(rdma)))
     devices = rdma.get("devices") or []
     if not isinstance(devices, (list, tuple)):
         raise FabricError("%s: gpucluster_rdma.devices must be a list" % where)
@@ -140,7 +141,7 @@ def node_summary(host, rdma, env):
     """What one node selected: ports, link layer, rate, GID index and its own problems."""
     where = "host %s" % host
     if not isinstance(env, dict):
-        raise FabricError("%s: the NCCL environment must be a dict, got %s" % (where, type(env).__name__))
+        raise FabricError("%s: the NCCL environment must be a dict, got %s" % (where, kind(env)))
     disabled = _text(env.get("NCCL_IB_DISABLE")) == "1"
     summary = {"ok": True, "hca": [], "link_layer": None, "rate_gbps": None, "gid_index": None,
                "rdma": not disabled, "differences": []}
@@ -188,11 +189,11 @@ def _normalize_nodes(nodes):
         entries = []
         for host, value in nodes.items():
             if not isinstance(value, dict):
-                raise FabricError("host %s: expected {rdma, env}, got %s" % (host, type(value).__name__))
+                raise FabricError("host %s: expected {rdma, env}, got %s" % (host, kind(value)))
             entries.append({"host": host, "rdma": value.get("rdma"), "env": value.get("env")})
         return entries
     if not isinstance(nodes, (list, tuple)):
-        raise FabricError("nodes must be a list of {host, rdma, env} or a dict {host: {rdma, env}}, got %s" % type(nodes).__name__)
+        raise FabricError("nodes must be a list of {host, rdma, env} or a dict {host: {rdma, env}}, got %s" % kind(nodes))
     entries = []
     for entry in nodes:
         if not isinstance(entry, dict) or not isinstance(entry.get("host"), str) or not entry["host"]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.gpucluster.training.plugins.module_utils._coerce import sysfs_int
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind, sysfs_int
 
 
 class GpuSysfsError(ValueError):
@@ -41,7 +41,7 @@ _GPU_CLASSES = (0x03, 0x12)
 def parse_kfd_properties(text):
     """Parse a KFD topology node ``properties`` file (``key value`` per line, integers)."""
     if not isinstance(text, str):
-        raise GpuSysfsError("kfd properties: expected text, got %s" % type(text).__name__)
+        raise GpuSysfsError("kfd properties: expected text, got %s" % kind(text))
     props = {}
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import copy
 
-from ansible_collections.gpucluster.training.plugins.module_utils._coerce import to_bool, to_float
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind, to_bool, to_float
 from ansible_collections.gpucluster.training.plugins.module_utils._gpu_models import model_slug, slugify
 
 
@@ -317,7 +317,7 @@ def preset_for_gpu_info(info):
     its ``slurm_types``. ``a100`` is split into 40 and 80 GB by ``memory_mib``.
     """
     if not isinstance(info, dict):
-        raise HardwareError("gpu_info facts must be a dict, got %s" % type(info).__name__)
+        raise HardwareError("gpu_info facts must be a dict, got %s" % kind(info))
     memory_mib = info.get("memory_mib")
     try:
         memory_mib = int(memory_mib) if memory_mib not in (None, "") else None
@@ -365,7 +365,7 @@ def resolve_gpu(gpu):
     if not isinstance(gpu, dict):
         raise HardwareError(
             "gpu must be a preset name, a dict of figures or gpu_info facts, got %s"
-            % type(gpu).__name__
+            % kind(gpu)
         )
     is_facts = "slurm_type" in gpu or ("vendor" in gpu and "count" in gpu)
     if is_facts and "preset" not in gpu and "bf16_tflops" not in gpu:

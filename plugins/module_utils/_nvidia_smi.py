@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind
 from ansible_collections.gpucluster.training.plugins.module_utils._gpu_models import nvidia_model
 
 
@@ -99,7 +100,7 @@ def _int_or_none(value, where):
 
 def _check_text(text):
     if not isinstance(text, str):
-        raise NvidiaSmiError("nvidia-smi: expected the XML as text, got %s" % type(text).__name__)
+        raise NvidiaSmiError("nvidia-smi: expected the XML as text, got %s" % kind(text))
     stripped = text.strip()
     if not stripped:
         raise NvidiaSmiError("nvidia-smi: empty output")
@@ -201,7 +202,7 @@ def parse_nvidia_smi_xml(text):
 def parse_mig_minors(text):
     """``/proc/driver/nvidia-caps/mig-minors`` -> ``{(gpu minor, gi, ci or None): cap minor}``."""
     if not isinstance(text, str):
-        raise NvidiaSmiError("mig-minors: expected text, got %s" % type(text).__name__)
+        raise NvidiaSmiError("mig-minors: expected text, got %s" % kind(text))
     minors = {}
     for number, line in enumerate(text.splitlines(), 1):
         fields = line.split()

@@ -29,7 +29,7 @@ from __future__ import annotations
 from ansible_collections.gpucluster.training.plugins.module_utils import _hardware
 from ansible_collections.gpucluster.training.plugins.module_utils import _planner_search
 from ansible_collections.gpucluster.training.plugins.module_utils import _planner_throughput
-from ansible_collections.gpucluster.training.plugins.module_utils._coerce import to_bool, to_float, to_int
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind, to_bool, to_float, to_int
 from ansible_collections.gpucluster.training.plugins.module_utils._planner_estimate import (
     evaluate,
     megatron_args,
@@ -151,7 +151,7 @@ def resolve_model(spec):
 def normalize(spec):
     """Check types and fill defaults; returns a new dict (the planner's context)."""
     if not isinstance(spec, dict):
-        raise PlannerError("planner input must be a dict, got %s" % type(spec).__name__)
+        raise PlannerError("planner input must be a dict, got %s" % kind(spec))
     ctx = {"model": resolve_model(spec)}
     gpu = spec.get("gpu")
     if gpu is None or gpu == "":

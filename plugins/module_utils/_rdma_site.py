@@ -23,7 +23,7 @@ the GPUDirect level from the topology. The result's ``warnings`` are the derivat
 
 from __future__ import annotations
 
-from ansible_collections.gpucluster.training.plugins.module_utils._coerce import to_bool
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind, to_bool
 from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import NcclEnvError, derive_nccl_env
 
 _ORIGIN_TOPO = "topology file from rdma_nccl_topo_file (site setting)"
@@ -71,7 +71,7 @@ def node_env(rdma, gpus=None, network=None, site=None):
     """Derive this node's settings with the site's; see the module docstring."""
     site = site or {}
     if not isinstance(site, dict):
-        raise NcclEnvError("site must be a dict, got %s" % type(site).__name__)
+        raise NcclEnvError("site must be a dict, got %s" % kind(site))
     probed = rdma.get("peer_memory") if isinstance(rdma, dict) else None
     policy = site_policy(site, probed)
     derived = derive_nccl_env(rdma, gpus=gpus, network=network, policy=policy)

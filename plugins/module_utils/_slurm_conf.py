@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind
 from ansible_collections.gpucluster.training.plugins.module_utils import _slurm_hostlist as _hostlist
 
 OMIT_MARKERS = ("omit",)
@@ -158,17 +159,9 @@ def _positive_int(value, what):
     return number
 
 
-def _kind(value):
-    """The YAML kind of a value, for messages (Ansible's tagged strings and dicts by their base type)."""
-    for kind, name in ((bool, "a boolean"), (str, "a string"), (dict, "a dict"), (list, "a list"),
-                       (int, "a number"), (float, "a number")):
-        if isinstance(value, kind):
-            return name
-    return "null" if value is None else type(value).__name__
-
-
 def gpu_devices(gpus):
-    """The usable (counted) devices of a ``gpucluster_gpus`` fact, in index order.
+    """The usable (counted) devices of a ``gpucluster_gpus`` fact, in index order (a device without
+    ``index`` at its position in the list).
 
     gpu_info sets ``counted`` on every device; in a hand-written fact a device without it counts.
     The collection's one definition of a node's usable GPUs (slurm.conf's Gres=, gres.conf, the
@@ -177,10 +170,10 @@ def gpu_devices(gpus):
     if not gpus:
         return []
     if not isinstance(gpus, dict):
-        raise SlurmConfError("gpucluster_gpus must be a dict ({vendor, count, devices}), got %s" % _kind(gpus))
+        raise SlurmConfError("gpucluster_gpus must be a dict ({vendor, count, devices}), got %s" % kind(gpus))
     devices = gpus.get("devices") or []
     if not isinstance(devices, list):
-        raise SlurmConfError("gpucluster_gpus.devices must be a list of devices, got %s" % _kind(devices))
+        raise SlurmConfError("gpucluster_gpus.devices must be a list of devices, got %s" % kind(devices))
     out = []
     for number, dev in enumerate(devices):
         if not isinstance(dev, dict):
@@ -194,8 +187,9 @@ def gpu_devices(gpus):
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:
             raise SlurmConfError("gpucluster_gpus.devices[%d].index must be a whole number >= 0, got %r" % (number, index))
         if counted:
-            out.append(dev)
-    return sorted(out, key=lambda d: d.get("index", 0))
+            out.append((index, dev))
+    # a device without index stands at its position in the list, for the check above and the order
+    return [dev for _index, dev in sorted(out, key=lambda pair: pair[0])]
 
 
 def _slurm_type(dev, gpus):
@@ -243,7 +237,7 @@ def node_attributes(facts, gpus=None, mem_reserve_mib=1024, mem_reserve_percent=
     drained).  ``mem_round_mib`` 1 keeps the exact value.
     """
     if not isinstance(facts, dict):
-        raise SlurmConfError("facts must be a dict of Ansible facts, got %s" % type(facts).__name__)
+        raise SlurmConfError("facts must be a dict of Ansible facts, got %s" % kind(facts))
     attrs = []
     for key, fact in _NODE_FACTS:
         if fact not in facts:
@@ -318,7 +312,7 @@ def _as_pairs(attrs):
             else:
                 raise SlurmConfError("attributes must be (key, value) pairs, got %r" % (item,))
         return pairs
-    raise SlurmConfError("attributes must be a dict or a list of pairs, got %s" % type(attrs).__name__)
+    raise SlurmConfError("attributes must be a dict or a list of pairs, got %s" % kind(attrs))
 
 
 def _fmt(value):

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind
+
 _NAME_NUM = re.compile(r"^(.*?)(\d+)(\D*)$")
 
 
@@ -47,7 +49,7 @@ def hostlist(names, error=ValueError):
     if isinstance(names, str):
         names = [names]
     if not isinstance(names, (list, tuple, set)):
-        raise error("hostlist expects a list of host names, got %s" % type(names).__name__)
+        raise error("hostlist expects a list of host names, got %s" % kind(names))
     groups = {}
     plain = []
     for name in names:
@@ -71,7 +73,7 @@ def hostlist(names, error=ValueError):
 def expand_hostlist(expr, error=ValueError):
     """Expand a hostlist expression with at most one bracket per name: ``gpu[1-2,5]`` -> names."""
     if not isinstance(expr, str):
-        raise error("hostlist expression must be a string, got %s" % type(expr).__name__)
+        raise error("hostlist expression must be a string, got %s" % kind(expr))
     names = []
     items, depth, start = [], 0, 0
     for pos, char in enumerate(expr):

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.gpucluster.training.plugins.module_utils._coerce import sysfs_int
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind, sysfs_int
 from ansible_collections.gpucluster.training.plugins.module_utils._natural import natural_key
 
 
@@ -158,7 +158,7 @@ def _listing(files, path):
 def parse_sysfs_rdma(files):
     """Parse a sysfs tree (see the module docstring) into the ``gpucluster_rdma`` fact."""
     if not isinstance(files, dict):
-        raise SysfsRdmaError("sysfs: expected a dict of {relative path: text}, got %s" % type(files).__name__)
+        raise SysfsRdmaError("sysfs: expected a dict of {relative path: text}, got %s" % kind(files))
     for key, value in files.items():
         if not isinstance(key, str) or not isinstance(value, str):
             raise SysfsRdmaError("sysfs: every path and content must be text (%r)" % (key,))
@@ -281,7 +281,7 @@ def _upper_netdevs(files, own, gid_netdevs):
 def parse_vlan_config(text):
     """``/proc/net/vlan/config`` -> ``{vlan netdev: {vlan_id, lower}}``."""
     if not isinstance(text, str):
-        raise SysfsRdmaError("vlan config: expected text, got %s" % type(text).__name__)
+        raise SysfsRdmaError("vlan config: expected text, got %s" % kind(text))
     result = {}
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.startswith("VLAN Dev name") or line.startswith("Name-Type"):
@@ -332,7 +332,7 @@ def _parse_port(files, base, number, gid_indexes):
 def parse_show_gids(text):
     """Parse the ``show_gids`` listing: ``[{device, port, index, gid, ipv4, version, netdev}]``."""
     if not isinstance(text, str):
-        raise SysfsRdmaError("show_gids: expected text, got %s" % type(text).__name__)
+        raise SysfsRdmaError("show_gids: expected text, got %s" % kind(text))
     rows = []
     header = False
     for number, line in enumerate(text.splitlines(), 1):

@@ -16,6 +16,7 @@ PRIVATE to the collection: the interface may change without notice. Pure functio
 
 from __future__ import annotations
 
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind
 from ansible_collections.gpucluster.training.plugins.module_utils import _hardware as hw
 from ansible_collections.gpucluster.training.plugins.module_utils import _validate_refs as refs
 from ansible_collections.gpucluster.training.plugins.module_utils._validate_policy import (
@@ -51,7 +52,7 @@ def hca_label(item):
             raise ValidateJudgeError("selected port %r is not 'device:port'" % (item,))
         return "%s:%d" % (device, int(port))
     raise ValidateJudgeError("selected port must be a dict {device, port} or 'device:port', got %s"
-                             % type(item).__name__)
+                             % kind(item))
 
 
 def hca_labels(items):
@@ -61,7 +62,7 @@ def hca_labels(items):
     if isinstance(items, (str, dict)):
         items = [items]
     if not isinstance(items, (list, tuple)):
-        raise ValidateJudgeError("selected ports must be a list, got %s" % type(items).__name__)
+        raise ValidateJudgeError("selected ports must be a list, got %s" % kind(items))
     return [hca_label(item) for item in items]
 
 
@@ -70,7 +71,7 @@ def _ports_from_rdma(rdma, hcas):
     if rdma is None:
         return None
     if not isinstance(rdma, dict):
-        raise ValidateJudgeError("gpucluster_rdma must be a dict, got %s" % type(rdma).__name__)
+        raise ValidateJudgeError("gpucluster_rdma must be a dict, got %s" % kind(rdma))
     found = []
     for device in rdma.get("devices") or []:
         if not isinstance(device, dict) or not device.get("name"):
@@ -123,7 +124,7 @@ def node_hardware(gpus=None, rdma=None, hcas=None, peer_memory=None, override=No
     if isinstance(gpus, str) and gpus:
         gpus = {"slurm_type": gpus, "model": gpus}
     if gpus is not None and not isinstance(gpus, dict):
-        raise ValidateJudgeError("gpucluster_gpus must be a dict, got %s" % type(gpus).__name__)
+        raise ValidateJudgeError("gpucluster_gpus must be a dict, got %s" % kind(gpus))
     if gpus:
         try:
             preset = hw.preset_for_gpu_info(gpus)
@@ -149,7 +150,7 @@ def node_hardware(gpus=None, rdma=None, hcas=None, peer_memory=None, override=No
 
 def _apply_override(out, override):
     if not isinstance(override, dict):
-        raise ValidateJudgeError("hardware override must be a dict, got %s" % type(override).__name__)
+        raise ValidateJudgeError("hardware override must be a dict, got %s" % kind(override))
     if override.get("gpu") not in (None, ""):
         try:
             preset = hw.preset_for_gpu_info({"slurm_type": str(override["gpu"]), "model": str(override["gpu"])})

@@ -10,7 +10,7 @@ them equal).
 
 from __future__ import annotations
 
-from ansible_collections.gpucluster.training.plugins.module_utils._coerce import to_float, to_tri
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind, to_float, to_tri
 
 __all__ = ["ValidateJudgeError", "TESTS", "DRAIN_PREFIX", "DEFAULT_POLICY", "policy_of"]
 
@@ -88,7 +88,7 @@ def policy_of(policy=None):
     if policy is None:
         policy = {}
     if not isinstance(policy, dict):
-        raise ValidateJudgeError("policy must be a dict, got %s" % type(policy).__name__)
+        raise ValidateJudgeError("policy must be a dict, got %s" % kind(policy))
     if policy.get("_checked") is True:
         return policy
     unknown = sorted(set(policy) - set(DEFAULT_POLICY))

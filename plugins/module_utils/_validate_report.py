@@ -9,6 +9,7 @@ PRIVATE to the collection: the interface may change without notice. Pure functio
 
 from __future__ import annotations
 
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind
 from ansible_collections.gpucluster.training.plugins.module_utils._validate_bisect import find_bad_nodes
 from ansible_collections.gpucluster.training.plugins.module_utils._validate_checks import (
     judge_collective, judge_health, judge_nccl_log, judge_perftest)
@@ -27,7 +28,7 @@ def _hardware_of(value, host):
     if value is None:
         return node_hardware()
     if not isinstance(value, dict):
-        raise ValidateJudgeError("hardware of %s must be a dict, got %s" % (host, type(value).__name__))
+        raise ValidateJudgeError("hardware of %s must be a dict, got %s" % (host, kind(value)))
     if "gpu_preset" in value and "ports" in value:
         return value
     unknown = sorted(set(value) - set(_HW_KEYS))
@@ -54,11 +55,11 @@ def judge_run(results, hardware, policy=None, nodes=None, run=None):
     """
     pol = policy_of(policy)
     if run is not None and not isinstance(run, dict):
-        raise ValidateJudgeError("run must be a dict, got %s" % type(run).__name__)
+        raise ValidateJudgeError("run must be a dict, got %s" % kind(run))
     if not isinstance(results, (list, tuple)):
-        raise ValidateJudgeError("results must be a list, got %s" % type(results).__name__)
+        raise ValidateJudgeError("results must be a list, got %s" % kind(results))
     if not isinstance(hardware, dict):
-        raise ValidateJudgeError("hardware must be a dict {host: hardware}, got %s" % type(hardware).__name__)
+        raise ValidateJudgeError("hardware must be a dict {host: hardware}, got %s" % kind(hardware))
     hosts = list(nodes) if nodes is not None else list(hardware)
     hardware = dict((str(h), _hardware_of(v, h)) for h, v in hardware.items())
     checks = []

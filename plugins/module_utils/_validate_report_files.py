@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind
 from ansible_collections.gpucluster.training.plugins.module_utils._validate_plot import render_png
 
 __all__ = ["REPORT_FILES", "ReportFilesError", "report_files", "report_json"]
@@ -42,12 +43,12 @@ def report_json(report):
 def report_files(report):
     """[(name, bytes)] of report.json, report.png and report.md, in that order."""
     if not isinstance(report, dict):
-        raise ReportFilesError("the report must be a dict (the validate_judge filter's result), got %s" % type(report).__name__)
+        raise ReportFilesError("the report must be a dict (the validate_judge filter's result), got %s" % kind(report))
     missing = [key for key in ("markdown", "plot") if key not in report]
     if missing:
         raise ReportFilesError("the report has no %s (is it the validate_judge filter's result?)" % " and no ".join(missing))
     if not isinstance(report["markdown"], str):
-        raise ReportFilesError("the report's markdown must be a string, got %s" % type(report["markdown"]).__name__)
+        raise ReportFilesError("the report's markdown must be a string, got %s" % kind(report["markdown"]))
     return [("report.json", report_json(report).encode("utf-8")),
             ("report.png", render_png(report["plot"])),
             ("report.md", report["markdown"].encode("utf-8"))]

@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from ansible_collections.gpucluster.training.plugins.module_utils._coerce import sysfs_int, to_bool, to_float, to_int, to_tri
+from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind, sysfs_int, to_bool, to_float, to_int, to_tri
 
 
 class _Err(ValueError):
@@ -89,3 +89,15 @@ def test_sysfs_int_prefix_and_bound():
     assert sysfs_int("1" * 20, "lid", _Err, prefix="ibstat: ", max_len=20) == int("1" * 20)
     with pytest.raises(_Err, match=r"^ibstat: lid: '1{21}' is not a number$"):
         sysfs_int("1" * 21, "lid", _Err, prefix="ibstat: ", max_len=20)
+
+
+class _TaggedStr(str):
+    """Stands for Ansible 2.19's tagged values (_AnsibleTaggedStr...): subclasses of the base types."""
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("gpu1", "a string"), (_TaggedStr("gpu1"), "a string"), ({}, "a dict"), ([], "a list"), ((), "tuple"),
+    (3, "a number"), (2.5, "a number"), (True, "a boolean"), (None, "null"), (b"x", "bytes"),
+])
+def test_kind_names_what_the_user_wrote(value, expected):
+    assert kind(value) == expected

@@ -18,7 +18,7 @@ def test_text_within_the_limit_is_returned():
     assert require_text("abc", 3, _Err, "no text: %s", "%d > %d") == "abc"
 
 
-@pytest.mark.parametrize("value, message", [(None, "no text: NoneType"), (b"abc", "no text: bytes"), ("abcd", "4 > 3")])
+@pytest.mark.parametrize("value, message", [(None, "no text: null"), (b"abc", "no text: bytes"), ("abcd", "4 > 3")])
 def test_refusal_is_the_callers_error_and_message(value, message):
     with pytest.raises(_Err) as info:
         require_text(value, 3, _Err, "no text: %s", "%d > %d")

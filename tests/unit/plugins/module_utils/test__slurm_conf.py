@@ -193,6 +193,11 @@ def test_gpu_devices_counts_hand_written_devices_without_counted():
     assert gpu_devices(None) == [] and gpu_devices({}) == []
 
 
+def test_gpu_devices_without_index_stand_at_their_position():
+    gpus = {"devices": [{"index": 3, "name": "d3"}, {"name": "p1"}, {"index": 0, "name": "d0"}]}
+    assert [d["name"] for d in gpu_devices(gpus)] == ["d0", "p1", "d3"]
+
+
 @pytest.mark.parametrize("gpus, message", [
     ("mi300x", "gpucluster_gpus must be a dict"),
     ({"devices": "0,1"}, "gpucluster_gpus.devices must be a list of devices, got a string"),
