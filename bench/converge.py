@@ -127,7 +127,9 @@ def up(nodes):
         sh("podman", "network", "create", "--subnet", SUBNET, NET)
     have = set(running())
     (TMP / "shared").mkdir(parents=True, exist_ok=True)
-    (ROOT / ".tmp" / "lab-wheels").mkdir(parents=True, exist_ok=True)
+    # The fine-tuning venv's pinned wheels, as the lab has them (tools/lab-wheels.sh; pip keeps
+    # what it fetched before): without them site.yml's training stage fails on a new machine.
+    sh(str(ROOT / "tools" / "lab-wheels.sh"))
     new = [n for n in names(nodes) if PREFIX + n not in have]
     for name in new:
         archive = seed_archive(name)
