@@ -19,7 +19,7 @@ It returns the ``gpucluster_rdma`` fact::
     {source: sysfs, devices: [{name, netdev, numa_node, pci_bus_id, fw_ver, ports: [{port,
      state, phys_state, rate_gbps, link_layer, lid, sm_lid, gids: [{index, gid, type,
      netdev, ipv4}]}], upper_netdevs: [{name, kind, vlan_id, lowers}]}],
-     peer_memory: [module names], dma_buf: [driver names]}
+     peer_memory: [module names], peer_memory_markers: [sysfs paths], dma_buf: [driver names]}
 
 Read per port: ``state``, ``phys_state``, ``rate``, ``link_layer`` (required), ``lid``,
 ``sm_lid``, and the GID table ``gids/<i>`` with ``gid_attrs/types/<i>`` and
@@ -28,7 +28,9 @@ are skipped; an entry whose type cannot be read (absent from the tree: the kerne
 EINVAL for it) or whose text is not a GID is skipped, not fatal.  GID ``type`` is ``IB``,
 ``RoCEv1`` or ``RoCEv2``; ``ipv4`` is the address of an IPv4-mapped GID (``::ffff:a.b.c.d``).
 ``peer_memory`` lists the GPUDirect peer-memory modules present under ``module/``
-(``nvidia_peermem``, ``nv_peer_mem``, ``ib_peer_mem``, ``amdp2p``); ``dma_buf`` lists GPU drivers
+(``nvidia_peermem``, ``nv_peer_mem``, ``ib_peer_mem``, ``amdp2p``); ``peer_memory_markers`` the
+peer-memory clients' ``version`` files present (``PEER_MEMORY_MARKERS``, a key per path in the tree,
+e.g. ``kernel/mm/memory_peers/nv_mem/version``); ``dma_buf`` lists GPU drivers
 that give GPUDirect RDMA through DMA-BUF instead (``nvidia-open``: ``proc/driver/nvidia/version``
 names the open kernel module).
 
@@ -61,6 +63,16 @@ class SysfsRdmaError(ValueError):
 
 
 PEER_MEMORY_MODULES = ("nvidia_peermem", "nv_peer_mem", "ib_peer_mem", "amdp2p")
+# GPUDirect RDMA markers as NCCL and RCCL test them (NVIDIA/nccl src/transport/net_ib*, ROCm/rccl
+# src/transport/net_ib.cc): a peer-memory client registered with the RDMA core (MLNX_OFED / DOCA
+# kernels) has a ``version`` file under one of these paths, relative to the sysfs root.
+PEER_MEMORY_MARKERS = (
+    "kernel/mm/memory_peers/nv_mem/version",
+    "kernel/mm/memory_peers/nv_mem_nc/version",
+    "kernel/mm/memory_peers/amdkfd/version",
+    "kernel/memory_peers/amdkfd/version",
+    "memory_peers/amdkfd/version",
+)
 
 _STATES = {"1": "DOWN", "2": "INIT", "3": "ARMED", "4": "ACTIVE", "5": "ACTIVE_DEFER"}
 _STATE_WORDS = {"DOWN": "DOWN", "INIT": "INIT", "INITIALIZING": "INIT", "ARMED": "ARMED", "ACTIVE": "ACTIVE", "ACTIVE_DEFER": "ACTIVE_DEFER"}
@@ -204,7 +216,9 @@ def parse_sysfs_rdma(files):
                                                  [gid["netdev"] for port in device["ports"] for gid in port["gids"] if gid["netdev"]])
         devices.append(device)
     peer = [mod for mod in PEER_MEMORY_MODULES if ("module/%s/" % mod) in files or ("module/%s" % mod) in files]
-    return {"source": "sysfs", "devices": devices, "peer_memory": peer, "dma_buf": dma_buf_drivers(files)}
+    markers = [marker for marker in PEER_MEMORY_MARKERS if marker in files]
+    return {"source": "sysfs", "devices": devices, "peer_memory": peer, "peer_memory_markers": markers,
+            "dma_buf": dma_buf_drivers(files)}
 
 
 def dma_buf_drivers(files):

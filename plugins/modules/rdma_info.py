@@ -93,6 +93,14 @@ ansible_facts:
           type: list
           elements: str
           sample: [nvidia_peermem]
+        peer_memory_markers:
+          description:
+            - GPUDirect peer-memory clients registered with the RDMA core (MLNX_OFED / DOCA kernels), as the
+              paths of their C(version) files under O(sysfs_root) (for example
+              C(kernel/mm/memory_peers/nv_mem/version)). Absent from ibstat facts.
+          type: list
+          elements: str
+          sample: [kernel/mm/memory_peers/nv_mem/version]
         warnings:
           description: C(ibwarn)/C(ibpanic) lines of a captured ibstat (only with O(ibstat_output)).
           type: list
@@ -134,7 +142,9 @@ import re
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpucluster.training.plugins.module_utils._ibstat import IbstatError, parse_ibstat
-from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma import PEER_MEMORY_MODULES, SysfsRdmaError, parse_sysfs_rdma
+from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma import (
+    PEER_MEMORY_MARKERS, PEER_MEMORY_MODULES, SysfsRdmaError, parse_sysfs_rdma,
+)
 from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_read import listdir, read_text
 
 PORT_FILES = ("state", "phys_state", "rate", "link_layer", "lid", "sm_lid")
@@ -151,6 +161,9 @@ def read_tree(root, proc_root=None):
     for module_name in PEER_MEMORY_MODULES:
         if os.path.isdir(os.path.join(root, "module", module_name)):
             files["module/%s/" % module_name] = ""
+    for marker in PEER_MEMORY_MARKERS:
+        if os.path.exists(os.path.join(root, marker)):
+            files[marker] = ""
     base = os.path.join(root, "class", "infiniband")
     for dev in listdir(base) or []:
         rel = "class/infiniband/%s" % dev

@@ -98,7 +98,15 @@ def test_device_attributes_and_peer_memory():
 
 
 def test_no_rdma_device():
-    assert parse_sysfs_rdma({}) == {"source": "sysfs", "devices": [], "peer_memory": [], "dma_buf": []}
+    assert parse_sysfs_rdma({}) == {"source": "sysfs", "devices": [], "peer_memory": [], "peer_memory_markers": [], "dma_buf": []}
+
+
+def test_peer_memory_markers_in_the_order_of_the_list():
+    # a peer-memory client's version file (MLNX_OFED's nv_mem, amdkfd's) is a marker; other paths are not
+    files = {"kernel/mm/memory_peers/amdkfd/version": "", "kernel/mm/memory_peers/nv_mem/version": "",
+             "kernel/mm/memory_peers/other/version": ""}
+    assert parse_sysfs_rdma(files)["peer_memory_markers"] == [
+        "kernel/mm/memory_peers/nv_mem/version", "kernel/mm/memory_peers/amdkfd/version"]
 
 
 @pytest.mark.parametrize("attr,value", [("state", "9: WHAT\n"), ("rate", "fast\n"), ("link_layer", "Token Ring\n"), ("phys_state", "\n")])

@@ -66,6 +66,7 @@ def test_roce_tree_then_nccl_env(tmp_path):
     assert (dev["name"], dev["netdev"], dev["numa_node"], dev["pci_bus_id"]) == ("mlx5_0", "ens1f0", 0, "0000:0c:00.0")
     assert [g["index"] for g in dev["ports"][0]["gids"]] == [0, 1, 2, 3, 4, 5]
     assert fact["peer_memory"] == ["nvidia_peermem"] and fact["dma_buf"] == ["nvidia-open"]
+    assert fact["peer_memory_markers"] == []
     assert result["msg"] == "1 RDMA device(s), 1 active port(s): mlx5_0:1 Ethernet 100 Gb/s"
     env = derive_nccl_env(fact)["env"]
     assert env["NCCL_IB_GID_INDEX"] == "5" and env["NCCL_IB_HCA"] == "=mlx5_0:1" and "NCCL_NET_GDR_LEVEL" not in env
@@ -100,3 +101,14 @@ def test_garbled_sysfs_fails_cleanly(tmp_path):
     build_sysfs(tmp_path, IBM)
     (tmp_path / "class" / "infiniband" / "mlx5_0" / "ports" / "1" / "rate").write_text("very fast\n")
     assert "rate" in run({"sysfs_root": str(tmp_path)}, expect=Fail)["msg"]
+
+
+def test_peer_memory_client_markers_read_in_the_same_call(tmp_path):
+    build_sysfs(tmp_path, NCCL1131)
+    # the version file a peer-memory client (MLNX_OFED's nv_mem) registers, under the sysfs root
+    marker = tmp_path / "kernel" / "mm" / "memory_peers" / "nv_mem"
+    marker.mkdir(parents=True)
+    (marker / "version").write_text("1.3\n")
+    fact = run({"sysfs_root": str(tmp_path)})["ansible_facts"]["gpucluster_rdma"]
+    assert fact["peer_memory_markers"] == ["kernel/mm/memory_peers/nv_mem/version"]
+    assert fact["peer_memory"] == []
