@@ -16,7 +16,8 @@ from ansible_collections.gpucluster.training.plugins.module_utils import _planne
 
 def parallel_plan(spec, strict=True, search=False, max_suggestions=5):
     """Plan (or, with search, find the best) layout for ``spec``: the same keys as the
-    parallel_plan module's options. With strict (default) an invalid layout raises."""
+    parallel_plan module's options. With strict (default) an invalid layout raises; without it,
+    an invalid layout's result has ``failure``, the text the module fails with."""
     if not isinstance(spec, dict):
         raise AnsibleFilterError(
             "parallel_plan: input must be a dict of planner options, got %s" % kind(spec)
@@ -28,8 +29,11 @@ def parallel_plan(spec, strict=True, search=False, max_suggestions=5):
             result = _planner.plan(spec, int(max_suggestions))
     except (_planner.PlannerError, TypeError, ValueError) as exc:
         raise AnsibleFilterError("parallel_plan: %s" % exc)
-    if strict and not result["valid"]:
-        raise AnsibleFilterError("parallel_plan: " + _planner.format_failure(result))
+    if not result["valid"]:
+        if strict:
+            raise AnsibleFilterError("parallel_plan: " + _planner.format_failure(result))
+        # what the strict filter and the module fail with, for a task that fails on it itself
+        result["failure"] = _planner.format_failure(result)
     return result
 
 

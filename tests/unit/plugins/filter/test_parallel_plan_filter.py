@@ -32,6 +32,16 @@ def test_non_strict_returns_the_invalid_plan():
     assert out["valid"] is False and out["suggestions"]
 
 
+def test_non_strict_invalid_plan_carries_the_strict_failure_text():
+    # the training_jobs role fails with this text itself (its assert names the task)
+    with pytest.raises(AnsibleFilterError) as info:
+        parallel_plan(TUTORIAL)
+    failure = parallel_plan(TUTORIAL, strict=False)["failure"]
+    assert str(info.value) == "parallel_plan: " + failure
+    assert failure.startswith("invalid parallel layout (") and "nearest valid layouts for 2 x 8 GPUs:" in failure
+    assert "failure" not in parallel_plan(dict(TUTORIAL, pp=2), strict=False)
+
+
 def test_valid_layout_gives_megatron_args():
     out = parallel_plan(dict(TUTORIAL, pp=2))
     args = out["megatron_args"]
