@@ -69,7 +69,9 @@ echo "gpu2 given $(basename "$pass_capture") (passes): $(state gpu2)"
 
 step "4/5 smoke training job through Slurm (2 nodes, CPU, gloo, torchrun)"
 run .tmp/lab-smoke.log playbooks/smoke_job.yml -i "$inv" >/dev/null
-sed -n '/TASK \[Show the sacct line/,/^$/p' .tmp/lab-smoke.log | grep -E '^ +"' | sed -E 's/^ +"//; s/",?$//'
+# the task's msg: a list (one item a line) or a string; the key itself is not printed
+sed -n '/TASK \[Show the sacct line/,/^$/p' .tmp/lab-smoke.log | grep -E '^ +"' | grep -vE '^ +"msg": \[$' \
+  | sed -E 's/^ +"(msg": ")?//; s/",?$//'
 
 step "5/5 cluster summary"
 run .tmp/lab-summary.log playbooks/cluster_summary.yml -i "$inv" >/dev/null
