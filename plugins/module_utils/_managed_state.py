@@ -19,6 +19,14 @@ change task would change nothing:
   gid).
 - packages: installed (and at a version, and held) as one dpkg-query or rpm query says.
 - services: active and enabled as one ``systemctl show`` says.
+- mysql_databases, mysql_users: community.mysql.mysql_db (the database exists) and mysql_user
+  (the user exists at its host, its mysql_native_password hash is the password's, and its
+  privileges are exactly the ones asked, as ``SHOW GRANTS`` lists them; ``USAGE ON *.*`` is the
+  grant every user has). A user authenticated by another plugin is drift: only the change task
+  knows what it would do with it.
+- commands: read-only commands that prove what no file or service state shows (a daemon
+  answering, a cluster registered in a database): the exit status, and a line of the output
+  matching a regular expression.
 
 Each item's drift is also returned as a record (``drift_record``): its kind, its name or path,
 whether the item itself is missing on the host, and its drift lines, so that a caller selects on
@@ -28,6 +36,7 @@ is returned (``found_groups``) and a missing one is no drift.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 # ansible.builtin.systemd counts these as running (started: nothing to do)
@@ -292,11 +301,128 @@ def service_drift(item, seen):
     return drift
 
 
+# --- databases and read-only commands ------------------------------------------------------------
+
+_GRANT = re.compile(r"^GRANT (?P<privs>.+?) ON (?P<obj>\S+) TO (?P<who>\S+)(?P<rest>.*)$")
+_NATIVE_HASH = re.compile(r"IDENTIFIED BY PASSWORD '(?P<hash>\*[0-9A-Fa-f]{40})'")
+_IDENTIFIED = re.compile(r"\bIDENTIFIED (BY|VIA|WITH)\b")
+
+
+def mysql_native_hash(password):
+    """The mysql_native_password hash MariaDB and MySQL store: '*' and SHA1(SHA1(password)) in upper-case hex."""
+    inner = hashlib.sha1(password.encode("utf-8")).digest()
+    return "*" + hashlib.sha1(inner).hexdigest().upper()
+
+
+def _privileges(text):
+    """'ALL', 'ALL PRIVILEGES', 'SELECT, INSERT' as a frozenset of upper-case names (ALL is ALL PRIVILEGES)."""
+    names = set(p.strip().upper() for p in text.split(",") if p.strip())
+    return frozenset("ALL PRIVILEGES" if n == "ALL" else n for n in names)
+
+
+def _grant_object(text):
+    """`db`.* or db.* -> db.* (quotes dropped, as mysql_user's priv string writes it)."""
+    return text.replace("`", "").replace('"', "")
+
+
+def parse_show_grants(text):
+    """SHOW GRANTS output (mysql -N -B: one statement a line) -> {hash, other_auth, grants, grant_option}.
+
+    hash: the mysql_native_password hash or None; other_auth: the user authenticates by something
+    else (IDENTIFIED VIA a plugin, or a form this does not read); grants: {object: frozenset of
+    privileges}, USAGE ON *.* left out; grant_option: the objects granted WITH GRANT OPTION.
+    Lines that are not GRANT statements (a role's grant names no ON) are an error: the caller
+    reports drift rather than guess."""
+    found = {"hash": None, "other_auth": False, "grants": {}, "grant_option": []}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        match = _GRANT.match(line)
+        if not match:
+            raise ManagedStateError("SHOW GRANTS: a line that is not GRANT ... ON ... TO: %r" % line[:80])
+        rest = match.group("rest")
+        native = _NATIVE_HASH.search(rest)
+        if native:
+            found["hash"] = native.group("hash").upper()
+        elif _IDENTIFIED.search(rest):
+            found["other_auth"] = True
+        obj = _grant_object(match.group("obj"))
+        privs = _privileges(match.group("privs"))
+        if "WITH GRANT OPTION" in rest.upper():
+            found["grant_option"].append(obj)
+        if obj == "*.*" and privs == frozenset(["USAGE"]):
+            continue
+        found["grants"][obj] = found["grants"].get(obj, frozenset()) | privs
+    return found
+
+
+def parse_priv(priv):
+    """mysql_user's priv string ('db.*:ALL/other.*:SELECT,INSERT') -> {object: frozenset of privileges}."""
+    wanted = {}
+    for part in (priv or "").split("/"):
+        if not part.strip():
+            continue
+        obj, sep, privs = part.rpartition(":")
+        if not sep or not obj.strip():
+            raise ManagedStateError("priv %r: each part must be object:privileges" % part)
+        obj = _grant_object(obj.strip())
+        wanted[obj] = wanted.get(obj, frozenset()) | _privileges(privs)
+    if wanted.get("*.*") == frozenset(["USAGE"]):
+        del wanted["*.*"]
+    return wanted
+
+
+def mysql_user_drift(item, grants_text):
+    """A database user against its SHOW GRANTS output (None: no such user). The password is never named."""
+    who = "mysql user %s@%s" % (item["name"], item.get("host") or "localhost")
+    if grants_text is None:
+        return [who + ": missing"]
+    try:
+        seen = parse_show_grants(grants_text)
+    except ManagedStateError as exc:
+        return ["%s: %s" % (who, exc)]
+    drift = []
+    if seen["other_auth"]:
+        drift.append(who + ": authenticated by another plugin than mysql_native_password")
+    elif item.get("password") is not None and seen["hash"] != mysql_native_hash(item["password"]):
+        drift.append(who + ": password differs")
+    wanted = parse_priv(item.get("priv"))
+    if seen["grants"] != wanted:
+        def show(grants):
+            return "; ".join("%s:%s" % (obj, ",".join(sorted(privs))) for obj, privs in sorted(grants.items())) or "none"
+        drift.append("%s: privileges %s, expected %s" % (who, show(seen["grants"]), show(wanted)))
+    if seen["grant_option"]:
+        drift.append("%s: WITH GRANT OPTION on %s, not asked" % (who, ", ".join(sorted(seen["grant_option"]))))
+    return drift
+
+
+def mysql_database_drift(item, names):
+    """A database against the names the server listed (None: the server could not be asked)."""
+    if names is None:
+        return ["mysql database %s: the server does not answer" % item["name"]]
+    return [] if item["name"] in names else ["mysql database %s: missing" % item["name"]]
+
+
+def command_drift(item, rc, out):
+    """A read-only command's result against its expected exit status and output line."""
+    name = item["name"]
+    if rc is None:
+        return ["command %s: %s not found" % (name, item["argv"][0])]
+    if rc != item.get("rc", 0):
+        return ["command %s: exit status %d, expected %d" % (name, rc, item.get("rc", 0))]
+    pattern = item.get("stdout_regex")
+    if pattern and not re.search(pattern, out or "", re.MULTILINE):
+        return ["command %s: no output line matches %s" % (name, pattern)]
+    return []
+
+
 # --- structured results -----------------------------------------------------------------------
 
 # The field that names an item of each kind (files, lines and blocks by path, the others by name).
 ITEM_KEY = {"files": "path", "lines": "path", "blocks": "path", "sysctls": "name", "groups": "name",
-            "users": "name", "packages": "name", "services": "name"}
+            "users": "name", "packages": "name", "services": "name", "mysql_databases": "name", "mysql_users": "name",
+            "commands": "name"}
 
 
 def drift_record(kind, item, drift, missing):

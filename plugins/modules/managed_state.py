@@ -24,6 +24,9 @@ description:
     M(ansible.builtin.service) for O(services).
   - All packages are read with one C(dpkg-query -W) (Debian family) or one C(rpm -q) call, all services with one
     C(systemctl show) call, both with C(LANG=C).
+  - What nothing on disk shows is compared too - databases and their users (M(community.mysql.mysql_db),
+    M(community.mysql.mysql_user)) and read-only commands that prove a daemon answers (O(commands)) - so that a
+    role whose health checks need a round trip each makes one.
   - Besides the drift as text (RV(drift)), each item that drifted is returned as a record (RV(drift_items)), so
     that a caller selects by kind, name or whether the item is missing instead of matching the text.
   - File contents are compared by SHA-1 and never returned; pass O(files[].checksum) instead of
@@ -195,6 +198,80 @@ options:
       enabled:
         description: V(true) - enabled at boot; V(false) - not enabled; omitted - not compared.
         type: bool
+  mysql_databases:
+    description:
+      - MariaDB or MySQL databases that must exist (M(community.mysql.mysql_db) with C(state=present)), read with one
+        C(SHOW DATABASES) per socket by the C(mariadb) or C(mysql) client, as root over the Unix socket.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: Database name.
+        type: str
+        required: true
+      login_unix_socket:
+        description: The server's Unix socket.
+        type: path
+        default: /run/mysqld/mysqld.sock
+  mysql_users:
+    description:
+      - Database users as M(community.mysql.mysql_user) with C(state=present) leaves them - the user exists at its
+        host, its C(mysql_native_password) hash is the one of O(mysql_users[].password), and its privileges are exactly
+        O(mysql_users[].priv), read with C(SHOW GRANTS FOR) (one call per user). A user authenticated by another plugin
+        is drift.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: User name.
+        type: str
+        required: true
+      host:
+        description: The user's host part.
+        type: str
+        default: localhost
+      password:
+        description: The password (never returned, never named in RV(drift)); omitted - not compared.
+        type: str
+      priv:
+        description: Privileges in M(community.mysql.mysql_user)'s form, C(db.*:ALL/other.*:SELECT,INSERT).
+        type: str
+        default: ""
+      login_unix_socket:
+        description: The server's Unix socket.
+        type: path
+        default: /run/mysqld/mysqld.sock
+  commands:
+    description:
+      - Read-only commands that prove what no file or service state shows (a daemon answering, a cluster registered in
+        its database) - the exit status, and a line of the output matching O(commands[].stdout_regex). Run with
+        C(LANG=C) under C(timeout). The caller passes only commands that change nothing.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: What the command proves, as RV(drift) names it.
+        type: str
+        required: true
+      argv:
+        description: The command and its arguments (no shell).
+        type: list
+        elements: str
+        required: true
+      rc:
+        description: Expected exit status.
+        type: int
+        default: 0
+      stdout_regex:
+        description: A Python regular expression a line of the output must match (multi-line mode); omitted - not compared.
+        type: str
+      timeout:
+        description: Seconds before the command counts as not answering (drift).
+        type: int
+        default: 10
 attributes:
   check_mode:
     description: Read-only; runs the same in check mode.
@@ -206,6 +283,9 @@ attributes:
     description: Linux hosts with systemd, dpkg or rpm.
     support: full
     platforms: posix
+notes:
+  - O(mysql_databases) and O(mysql_users) need the C(mariadb) or C(mysql) client on the host and a server that lets root
+    in over its Unix socket (Debian's and Ubuntu's packages do).
 author:
   - gpucluster.training maintainers (@gpucluster)
 """
@@ -227,6 +307,17 @@ EXAMPLES = r"""
     packages: [{name: chrony}, {name: numactl}]
     services: [{name: chrony, started: true, enabled: true}]
   register: managed
+  check_mode: false
+
+- name: An accounting database, its user, and slurmdbd answering with the cluster registered
+  gpucluster.training.managed_state:
+    mysql_databases: [{name: slurm_acct_db}]
+    mysql_users: [{name: slurm, password: "{{ db_password }}", priv: "slurm_acct_db.*:ALL"}]
+    commands:
+      - name: slurmdbd lists the cluster
+        argv: [sacctmgr, --noheader, --parsable2, list, cluster, format=cluster]
+        stdout_regex: "^mycluster$"
+  register: accounting
   check_mode: false
 
 - name: The change tasks, only when something drifted
@@ -262,6 +353,8 @@ drift:
     - "/etc/slurm/slurm.conf: content differs"
     - "service slurmd: inactive, expected started"
     - "package numactl: not installed"
+    - "mysql user slurm@localhost: password differs"
+    - "command slurmctld answers: exit status 1, expected 0"
 drift_items:
   description:
     - The same drift by item, in the same order - one record per item that drifted. Select on its fields, not on the
@@ -273,9 +366,9 @@ drift_items:
     kind:
       description: The option the item came from.
       type: str
-      choices: [files, lines, blocks, sysctls, groups, users, packages, services]
+      choices: [files, lines, blocks, sysctls, groups, users, packages, services, mysql_databases, mysql_users, commands]
     name:
-      description: The item's O(files[].path) (files, lines, blocks) or name (the other kinds), as given.
+      description: The item's O(files[].path) (files, lines, blocks) or name (the other kinds, a user without its host), as given.
       type: str
     missing:
       description:
@@ -303,7 +396,8 @@ checked:
   description: How many items of each kind were compared.
   returned: always
   type: dict
-  sample: {files: 4, lines: 0, blocks: 1, sysctls: 1, users: 0, groups: 0, packages: 4, services: 1}
+  sample: {files: 4, lines: 0, blocks: 1, sysctls: 1, users: 0, groups: 0, packages: 4, services: 1, mysql_databases: 0,
+           mysql_users: 0, commands: 0}
 msg:
   description: One line saying whether the host is in sync.
   returned: always
@@ -321,9 +415,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes
 
 from ansible_collections.gpucluster.training.plugins.module_utils._managed_state import (
-    DPKG_FORMAT, RPM_FORMAT, SYSTEMCTL_PROPERTIES, ManagedStateError, block_drift, drift_record, file_drift, found_groups,
-    group_drift, line_drift, package_drift, parse_dpkg_query, parse_rpm_query, parse_systemctl_show, service_drift,
-    sysctl_drift, sysctl_proc_path, user_drift)
+    DPKG_FORMAT, RPM_FORMAT, SYSTEMCTL_PROPERTIES, ManagedStateError, block_drift, command_drift, drift_record, file_drift,
+    found_groups, group_drift, line_drift, mysql_database_drift, mysql_user_drift, package_drift, parse_dpkg_query,
+    parse_rpm_query, parse_systemctl_show, service_drift, sysctl_drift, sysctl_proc_path, user_drift)
 from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_read import LANG_C, read_text
 
 
@@ -445,6 +539,74 @@ def check_services(module, items):
     return records
 
 
+def mysql_client(module):
+    return module.get_bin_path("mariadb") or module.get_bin_path("mysql")
+
+
+def mysql_query(module, client, socket, sql):
+    """(rc, out, err) of one statement, as root over the Unix socket, no headers, tab-separated."""
+    return module.run_command([client, "--protocol=socket", "--socket=" + socket, "-N", "-B", "-e", sql], environ_update=LANG_C)
+
+
+def sql_string(text):
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def check_mysql_databases(module, items):
+    if not items:
+        return []
+    client = mysql_client(module)
+    listed = {}
+    records = []
+    for item in items:
+        if client is None:
+            records.extend(record("mysql_databases", item, ["mysql database %s: no mariadb or mysql client" % item["name"]], True))
+            continue
+        socket = item["login_unix_socket"]
+        if socket not in listed:
+            rc, out, dummy = mysql_query(module, client, socket, "SHOW DATABASES")
+            listed[socket] = set(out.split()) if rc == 0 else None
+        drift = mysql_database_drift(item, listed[socket])
+        records.extend(record("mysql_databases", item, drift, listed[socket] is not None and bool(drift)))
+    return records
+
+
+def check_mysql_users(module, items):
+    records = []
+    client = mysql_client(module) if items else None
+    for item in items:
+        who = "mysql user %s@%s" % (item["name"], item["host"])
+        if client is None:
+            records.extend(record("mysql_users", item, [who + ": no mariadb or mysql client"], True))
+            continue
+        rc, out, err = mysql_query(module, client, item["login_unix_socket"],
+                                   "SHOW GRANTS FOR %s@%s" % (sql_string(item["name"]), sql_string(item["host"])))
+        if rc != 0 and "1141" in err:
+            # ERROR 1141: There is no such grant defined for user ... (no such user)
+            records.extend(record("mysql_users", item, mysql_user_drift(item, None), True))
+        elif rc != 0:
+            records.extend(record("mysql_users", item, ["%s: cannot be read: %s" % (who, (err.strip().splitlines() or ["rc %d" % rc])[0])], False))
+        else:
+            records.extend(record("mysql_users", item, mysql_user_drift(item, out), False))
+    return records
+
+
+def check_commands(module, items):
+    records = []
+    wrapper = module.get_bin_path("timeout") if items else None
+    for item in items:
+        binary = module.get_bin_path(item["argv"][0])
+        if binary is None:
+            rc, out = None, ""
+        else:
+            argv = [binary] + item["argv"][1:]
+            if wrapper:
+                argv = [wrapper, "--kill-after=2", str(item["timeout"])] + argv
+            rc, out, dummy = module.run_command(argv, environ_update=LANG_C)
+        records.extend(record("commands", item, command_drift(item, rc, out), False))
+    return records
+
+
 def check_text_items(kind, items, compare):
     records = []
     for item in items:
@@ -517,6 +679,24 @@ def main():
                 started=dict(type="bool"),
                 enabled=dict(type="bool"),
             ),
+            mysql_databases=list_of(
+                name=dict(type="str", required=True),
+                login_unix_socket=dict(type="path", default="/run/mysqld/mysqld.sock"),
+            ),
+            mysql_users=list_of(
+                name=dict(type="str", required=True),
+                host=dict(type="str", default="localhost"),
+                password=dict(type="str", no_log=True),
+                priv=dict(type="str", default=""),
+                login_unix_socket=dict(type="path", default="/run/mysqld/mysqld.sock"),
+            ),
+            commands=list_of(
+                name=dict(type="str", required=True),
+                argv=dict(type="list", elements="str", required=True),
+                rc=dict(type="int", default=0),
+                stdout_regex=dict(type="str"),
+                timeout=dict(type="int", default=10),
+            ),
         ),
         supports_check_mode=True,
     )
@@ -527,6 +707,9 @@ def main():
     for item in params["groups"]:
         if item["state"] == "query" and item["gid"] is not None:
             module.fail_json(msg="groups: %s: state query only reads the gid, gid %s cannot be expected" % (item["name"], item["gid"]))
+    for item in params["commands"]:
+        if not item["argv"] or item["timeout"] < 1:
+            module.fail_json(msg="commands: %s: argv must name a command and timeout be at least 1 s" % item["name"])
     gids = read_gids(params["groups"])
     try:
         records = (check_files(module, params["files"])
@@ -536,11 +719,15 @@ def main():
                    + check_groups(params["groups"], gids)
                    + check_users(params["users"])
                    + check_packages(module, params["packages"])
-                   + check_services(module, params["services"]))
+                   + check_services(module, params["services"])
+                   + check_mysql_databases(module, params["mysql_databases"])
+                   + check_mysql_users(module, params["mysql_users"])
+                   + check_commands(module, params["commands"]))
     except ManagedStateError as exc:
         module.fail_json(msg=str(exc))
     drift = [line for entry in records for line in entry["drift"]]
-    checked = dict((kind, len(params[kind])) for kind in ("files", "lines", "blocks", "sysctls", "users", "groups", "packages", "services"))
+    kinds = ("files", "lines", "blocks", "sysctls", "users", "groups", "packages", "services", "mysql_databases", "mysql_users", "commands")
+    checked = dict((kind, len(params[kind])) for kind in kinds)
     total = sum(checked.values())
     msg = ("in sync: %d item(s) checked" % total) if not drift else ("%d difference(s) in %d item(s) checked" % (len(drift), total))
     module.exit_json(changed=False, in_sync=not drift, drift=drift, drift_items=records, checked=checked,

@@ -15,8 +15,9 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.gpucluster.training.plugins.module_utils._managed_state import (
-    ManagedStateError, block_drift, drift_record, file_drift, found_groups, group_drift, line_drift, package_drift, parse_dpkg_query, parse_rpm_query,
-    parse_systemctl_show, service_drift, sysctl_drift, sysctl_proc_path, user_drift)
+    ManagedStateError, block_drift, command_drift, drift_record, file_drift, found_groups, group_drift, line_drift, mysql_database_drift,
+    mysql_native_hash, mysql_user_drift, package_drift, parse_dpkg_query, parse_priv, parse_rpm_query, parse_show_grants, parse_systemctl_show,
+    service_drift, sysctl_drift, sysctl_proc_path, user_drift)
 
 # LANG=C systemctl show -p Id,LoadState,ActiveState,UnitFileState -- chrony munge nosuch.service (bench-gpu1)
 SYSTEMCTL = """Id=chrony.service
@@ -168,3 +169,75 @@ def test_drift_records():
         "kind": "services", "name": "docker", "missing": False, "drift": ["service docker: inactive, expected started"]}
     with pytest.raises(ManagedStateError):
         drift_record("mounts", {"name": "x"}, ["x"], False)
+
+
+# --- databases and read-only commands ----------------------------------------------------------------
+
+# LANG=C mysql -N -B -e "SHOW GRANTS FOR 'slurm'@'localhost'" on the lab's controller (Debian 13,
+# MariaDB 11.8.9, the user as community.mysql.mysql_user made it; the lab's password is
+# lab-only-accounting-password, inventories/lab/group_vars/cluster.yml): CAPTURED, real output.
+GRANTS = ("GRANT USAGE ON *.* TO `slurm`@`localhost` IDENTIFIED BY PASSWORD '*0E1910684955E6220E316099BA7528A02852DB91'\n"
+          "GRANT ALL PRIVILEGES ON `slurm_acct_db`.* TO `slurm`@`localhost`\n")
+LAB_USER = {"name": "slurm", "host": "localhost", "password": "lab-only-accounting-password", "priv": "slurm_acct_db.*:ALL"}
+
+
+def test_mysql_native_hash_is_the_one_mariadb_stored():
+    assert mysql_native_hash("lab-only-accounting-password") == "*0E1910684955E6220E316099BA7528A02852DB91"
+
+
+def test_show_grants_parsed():
+    seen = parse_show_grants(GRANTS)
+    assert seen == {"hash": "*0E1910684955E6220E316099BA7528A02852DB91", "other_auth": False,
+                    "grants": {"slurm_acct_db.*": frozenset(["ALL PRIVILEGES"])}, "grant_option": []}
+    # another plugin (MariaDB's documented form), a second object, the grant option
+    other = parse_show_grants("GRANT USAGE ON *.* TO `a`@`%` IDENTIFIED VIA ed25519 USING 'xyz'\n"
+                              "GRANT SELECT, INSERT ON `db`.`t` TO `a`@`%` WITH GRANT OPTION\n")
+    assert other["other_auth"] is True and other["hash"] is None
+    assert other["grants"] == {"db.t": frozenset(["SELECT", "INSERT"])} and other["grant_option"] == ["db.t"]
+    with pytest.raises(ManagedStateError, match="not GRANT"):
+        parse_show_grants("GRANT `role1` TO `a`@`%`\n")
+
+
+def test_priv_strings_as_mysql_user_reads_them():
+    assert parse_priv("slurm_acct_db.*:ALL") == {"slurm_acct_db.*": frozenset(["ALL PRIVILEGES"])}
+    assert parse_priv("a.*:SELECT,insert/*.*:USAGE") == {"a.*": frozenset(["SELECT", "INSERT"])}
+    assert parse_priv("") == {}
+    with pytest.raises(ManagedStateError, match="object:privileges"):
+        parse_priv("nocolon")
+
+
+def test_mysql_user_in_sync_and_each_drift():
+    assert mysql_user_drift(LAB_USER, GRANTS) == []
+    assert mysql_user_drift(LAB_USER, None) == ["mysql user slurm@localhost: missing"]
+    changed = dict(LAB_USER, password="another")
+    assert mysql_user_drift(changed, GRANTS) == ["mysql user slurm@localhost: password differs"]
+    assert "another" not in str(mysql_user_drift(changed, GRANTS))
+    # a privilege taken away by hand, one added by hand, the grant option
+    assert mysql_user_drift(LAB_USER, GRANTS.splitlines()[0]) == [
+        "mysql user slurm@localhost: privileges none, expected slurm_acct_db.*:ALL PRIVILEGES"]
+    extra = GRANTS + "GRANT SELECT ON `mysql`.* TO `slurm`@`localhost` WITH GRANT OPTION\n"
+    assert mysql_user_drift(LAB_USER, extra) == [
+        "mysql user slurm@localhost: privileges mysql.*:SELECT; slurm_acct_db.*:ALL PRIVILEGES, expected slurm_acct_db.*:ALL PRIVILEGES",
+        "mysql user slurm@localhost: WITH GRANT OPTION on mysql.*, not asked"]
+    # a user of another plugin is drift: only mysql_user knows what it would do
+    assert mysql_user_drift(LAB_USER, GRANTS.replace("IDENTIFIED BY PASSWORD '*0E1910684955E6220E316099BA7528A02852DB91'",
+                                                     "IDENTIFIED VIA unix_socket")) == [
+        "mysql user slurm@localhost: authenticated by another plugin than mysql_native_password"]
+    # without a password to compare, only the privileges count
+    assert mysql_user_drift({"name": "slurm", "priv": "slurm_acct_db.*:ALL"}, GRANTS) == []
+    assert mysql_user_drift(LAB_USER, "garbage\n") == ["mysql user slurm@localhost: SHOW GRANTS: a line that is not GRANT ... ON ... TO: 'garbage'"]
+
+
+def test_databases_and_commands():
+    assert mysql_database_drift({"name": "slurm_acct_db"}, {"mysql", "slurm_acct_db"}) == []
+    assert mysql_database_drift({"name": "slurm_acct_db"}, {"mysql"}) == ["mysql database slurm_acct_db: missing"]
+    assert mysql_database_drift({"name": "slurm_acct_db"}, None) == ["mysql database slurm_acct_db: the server does not answer"]
+    ping = {"name": "slurmctld answers", "argv": ["scontrol", "ping"], "rc": 0, "stdout_regex": r"is UP"}
+    # scontrol ping on the lab's controller (Slurm 24.11, Debian 13): CAPTURED
+    assert command_drift(ping, 0, "Slurmctld(primary) at ctl1 is UP\n") == []
+    assert command_drift(ping, 1, "Slurmctld(primary) at ctl1 is DOWN\n") == ["command slurmctld answers: exit status 1, expected 0"]
+    assert command_drift(ping, 0, "Slurmctld(primary) at ctl1 is DOWN\n") == ["command slurmctld answers: no output line matches is UP"]
+    assert command_drift(ping, None, "") == ["command slurmctld answers: scontrol not found"]
+    listed = {"name": "cluster lab registered", "argv": ["sacctmgr"], "stdout_regex": "^lab$"}
+    assert command_drift(listed, 0, "other\nlab\n") == [] and command_drift(listed, 0, "lab2\n") != []
+    assert drift_record("commands", ping, ["x"], False)["name"] == "slurmctld answers"

@@ -135,3 +135,52 @@ def test_tool_output_it_cannot_read_fails_cleanly(monkeypatch):
 def test_bad_mode_is_refused(tmp_path):
     result = run_main(managed_state.main, {"files": [{"path": str(tmp_path), "mode": "rw-r--r--"}]}, expect=Fail)
     assert "is not octal" in result["msg"]
+
+
+def test_databases_users_and_commands_in_the_same_call(monkeypatch):
+    """One SHOW DATABASES per socket, one SHOW GRANTS per user, each command under timeout with LANG=C;
+    the password is in no result and no drift line."""
+    from ansible_collections.gpucluster.training.tests.unit.plugins.module_utils.test__managed_state import GRANTS, LAB_USER
+    calls = []
+
+    def run_command(self, args, **kwargs):
+        calls.append((args, kwargs.get("environ_update")))
+        if args[0].endswith("mariadb") and args[-1] == "SHOW DATABASES":
+            return 0, "information_schema\nmysql\nslurm_acct_db\n", ""
+        if args[0].endswith("mariadb") and "'slurm'@'localhost'" in args[-1]:
+            return 0, GRANTS, ""
+        if args[0].endswith("mariadb"):
+            return 1, "", "ERROR 1141 (42000) at line 1: There is no such grant defined for user 'nobody' on host 'localhost'\n"
+        if "scontrol" in args[3]:
+            return 0, "Slurmctld(primary) at ctl1 is UP\n", ""
+        return 0, "other\n", ""
+
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: "/usr/bin/" + name)
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
+    result = run_main(managed_state.main, {
+        "mysql_databases": [{"name": "slurm_acct_db"}, {"name": "gone"}],
+        "mysql_users": [LAB_USER, {"name": "nobody", "priv": "x.*:ALL"}],
+        "commands": [{"name": "slurmctld answers", "argv": ["scontrol", "ping"], "stdout_regex": "is UP"},
+                     {"name": "cluster lab registered", "argv": ["sacctmgr", "-n", "list", "cluster"], "stdout_regex": "^lab$", "timeout": 5}],
+    })
+    assert result["drift"] == ["mysql database gone: missing", "mysql user nobody@localhost: missing",
+                               "command cluster lab registered: no output line matches ^lab$"]
+    assert [(r["kind"], r["name"], r["missing"]) for r in result["drift_items"]] == [
+        ("mysql_databases", "gone", True), ("mysql_users", "nobody", True), ("commands", "cluster lab registered", False)]
+    assert result["checked"]["mysql_users"] == 2 and result["checked"]["commands"] == 2
+    assert [c[0][-1] for c in calls[:3]] == ["SHOW DATABASES", "SHOW GRANTS FOR 'slurm'@'localhost'", "SHOW GRANTS FOR 'nobody'@'localhost'"]
+    assert calls[0][0][:2] == ["/usr/bin/mariadb", "--protocol=socket"] and "--socket=/run/mysqld/mysqld.sock" in calls[0][0]
+    assert calls[3][0] == ["/usr/bin/timeout", "--kill-after=2", "10", "/usr/bin/scontrol", "ping"]
+    assert calls[4][0][2] == "5"
+    assert all(c[1]["LANG"] == "C" for c in calls)
+    assert "lab-only-accounting-password" not in str(result)
+
+
+def test_no_database_client_is_drift_and_a_command_needs_argv(monkeypatch):
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **k: None)
+    result = run_main(managed_state.main, {"mysql_databases": [{"name": "db"}], "mysql_users": [{"name": "u"}],
+                                           "commands": [{"name": "x", "argv": ["scontrol", "ping"]}]})
+    assert result["drift"] == ["mysql database db: no mariadb or mysql client", "mysql user u@localhost: no mariadb or mysql client",
+                               "command x: scontrol not found"]
+    result = run_main(managed_state.main, {"commands": [{"name": "x", "argv": []}]}, expect=Fail)
+    assert "argv must name a command" in result["msg"]
