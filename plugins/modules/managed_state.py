@@ -392,6 +392,12 @@ found:
       description: "O(groups) the host has, name: gid (any state; a group the host does not have is not in it)."
       type: dict
       sample: {video: 44, render: 992}
+    commands:
+      description:
+        - "O(commands) by name: C(rc) (null - the command was not found) and C(stdout), for a caller that reads more
+          from the output than O(commands[].stdout_regex) says (the versions a command prints, say)."
+      type: dict
+      sample: {"slurmctld answers": {rc: 0, stdout: "Slurmctld(primary) at ctl1 is UP\n"}}
 checked:
   description: How many items of each kind were compared.
   returned: always
@@ -591,7 +597,8 @@ def check_mysql_users(module, items):
     return records
 
 
-def check_commands(module, items):
+def check_commands(module, items, outputs):
+    """Records of the commands' drift; outputs gets {name: {rc, stdout}} of each (rc None: not found)."""
     records = []
     wrapper = module.get_bin_path("timeout") if items else None
     for item in items:
@@ -603,6 +610,7 @@ def check_commands(module, items):
             if wrapper:
                 argv = [wrapper, "--kill-after=2", str(item["timeout"])] + argv
             rc, out, dummy = module.run_command(argv, environ_update=LANG_C)
+        outputs[item["name"]] = {"rc": rc, "stdout": out}
         records.extend(record("commands", item, command_drift(item, rc, out), False))
     return records
 
@@ -711,6 +719,7 @@ def main():
         if not item["argv"] or item["timeout"] < 1:
             module.fail_json(msg="commands: %s: argv must name a command and timeout be at least 1 s" % item["name"])
     gids = read_gids(params["groups"])
+    outputs = {}
     try:
         records = (check_files(module, params["files"])
                    + check_text_items("lines", params["lines"], line_drift)
@@ -722,7 +731,7 @@ def main():
                    + check_services(module, params["services"])
                    + check_mysql_databases(module, params["mysql_databases"])
                    + check_mysql_users(module, params["mysql_users"])
-                   + check_commands(module, params["commands"]))
+                   + check_commands(module, params["commands"], outputs))
     except ManagedStateError as exc:
         module.fail_json(msg=str(exc))
     drift = [line for entry in records for line in entry["drift"]]
@@ -731,7 +740,7 @@ def main():
     total = sum(checked.values())
     msg = ("in sync: %d item(s) checked" % total) if not drift else ("%d difference(s) in %d item(s) checked" % (len(drift), total))
     module.exit_json(changed=False, in_sync=not drift, drift=drift, drift_items=records, checked=checked,
-                     found={"groups": found_groups(params["groups"], gids)}, msg=msg)
+                     found={"groups": found_groups(params["groups"], gids), "commands": outputs}, msg=msg)
 
 
 if __name__ == "__main__":

@@ -100,7 +100,7 @@ def test_lines_blocks_sysctls_accounts(tmp_path, tools):
     })
     assert result["drift"] == ["%s: line '-account required pam_slurm_adopt.so' missing" % pam, "user no-such-user-gpucluster: missing"]
     assert [(r["kind"], r["missing"]) for r in result["drift_items"]] == [("lines", False), ("users", True)]
-    assert result["found"] == {"groups": {MY_GROUP: os.getgid()}}
+    assert result["found"] == {"groups": {MY_GROUP: os.getgid()}, "commands": {}}
     assert tools == []  # no package or service asked: no tool run
 
 
@@ -110,14 +110,14 @@ def test_groups_only_read_with_state_query(tmp_path):
         "files": [{"path": str(tmp_path), "state": "present"}, {"path": str(tmp_path / "kfd"), "state": "present"}],
         "groups": [{"name": MY_GROUP, "state": "query"}, {"name": "no-such-group-gpucluster", "state": "query"}],
     })
-    assert result["found"] == {"groups": {MY_GROUP: os.getgid()}}
+    assert result["found"] == {"groups": {MY_GROUP: os.getgid()}, "commands": {}}
     assert result["drift_items"] == [{"kind": "files", "name": str(tmp_path / "kfd"), "missing": True,
                                       "drift": ["%s: missing" % (tmp_path / "kfd")]}]
     # asked as present, the same missing group is drift
     result = run_main(managed_state.main, {"groups": [{"name": "no-such-group-gpucluster"}]})
     assert result["drift_items"] == [{"kind": "groups", "name": "no-such-group-gpucluster", "missing": True,
                                       "drift": ["group no-such-group-gpucluster: missing"]}]
-    assert result["found"] == {"groups": {}} and result["in_sync"] is False
+    assert result["found"] == {"groups": {}, "commands": {}} and result["in_sync"] is False
 
 
 def test_query_with_a_gid_is_refused():
@@ -174,6 +174,9 @@ def test_databases_users_and_commands_in_the_same_call(monkeypatch):
     assert calls[4][0][2] == "5"
     assert all(c[1]["LANG"] == "C" for c in calls)
     assert "lab-only-accounting-password" not in str(result)
+    # what each command printed, for a caller that reads more than the regular expression
+    assert result["found"]["commands"] == {"slurmctld answers": {"rc": 0, "stdout": "Slurmctld(primary) at ctl1 is UP\n"},
+                                           "cluster lab registered": {"rc": 0, "stdout": "other\n"}}
 
 
 def test_no_database_client_is_drift_and_a_command_needs_argv(monkeypatch):
@@ -182,5 +185,6 @@ def test_no_database_client_is_drift_and_a_command_needs_argv(monkeypatch):
                                            "commands": [{"name": "x", "argv": ["scontrol", "ping"]}]})
     assert result["drift"] == ["mysql database db: no mariadb or mysql client", "mysql user u@localhost: no mariadb or mysql client",
                                "command x: scontrol not found"]
+    assert result["found"]["commands"] == {"x": {"rc": None, "stdout": ""}}
     result = run_main(managed_state.main, {"commands": [{"name": "x", "argv": []}]}, expect=Fail)
     assert "argv must name a command" in result["msg"]
