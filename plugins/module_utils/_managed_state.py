@@ -373,9 +373,12 @@ def parse_priv(priv):
     return wanted
 
 
-def mysql_user_drift(item, grants_text):
-    """A database user against its SHOW GRANTS output (None: no such user). The password is never named."""
+def mysql_user_drift(item, grants_text, error=None):
+    """A database user against its SHOW GRANTS output (None: no such user), or the error that kept it
+    from being read (no client, the server's own error). The password is never named."""
     who = "mysql user %s@%s" % (item["name"], item.get("host") or "localhost")
+    if error:
+        return ["%s: %s" % (who, error)]
     if grants_text is None:
         return [who + ": missing"]
     try:
@@ -397,8 +400,11 @@ def mysql_user_drift(item, grants_text):
     return drift
 
 
-def mysql_database_drift(item, names):
-    """A database against the names the server listed (None: the server could not be asked)."""
+def mysql_database_drift(item, names, error=None):
+    """A database against the names the server listed (None: the server could not be asked), or the
+    error that kept them from being read (no client)."""
+    if error:
+        return ["mysql database %s: %s" % (item["name"], error)]
     if names is None:
         return ["mysql database %s: the server does not answer" % item["name"]]
     return [] if item["name"] in names else ["mysql database %s: missing" % item["name"]]

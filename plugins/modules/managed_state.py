@@ -545,6 +545,9 @@ def check_services(module, items):
     return records
 
 
+NO_CLIENT = "no mariadb or mysql client"
+
+
 def mysql_client(module):
     return module.get_bin_path("mariadb") or module.get_bin_path("mysql")
 
@@ -566,7 +569,7 @@ def check_mysql_databases(module, items):
     records = []
     for item in items:
         if client is None:
-            records.extend(record("mysql_databases", item, ["mysql database %s: no mariadb or mysql client" % item["name"]], True))
+            records.extend(record("mysql_databases", item, mysql_database_drift(item, None, error=NO_CLIENT), True))
             continue
         socket = item["login_unix_socket"]
         if socket not in listed:
@@ -581,9 +584,8 @@ def check_mysql_users(module, items):
     records = []
     client = mysql_client(module) if items else None
     for item in items:
-        who = "mysql user %s@%s" % (item["name"], item["host"])
         if client is None:
-            records.extend(record("mysql_users", item, [who + ": no mariadb or mysql client"], True))
+            records.extend(record("mysql_users", item, mysql_user_drift(item, None, error=NO_CLIENT), True))
             continue
         rc, out, err = mysql_query(module, client, item["login_unix_socket"],
                                    "SHOW GRANTS FOR %s@%s" % (sql_string(item["name"]), sql_string(item["host"])))
@@ -591,7 +593,8 @@ def check_mysql_users(module, items):
             # ERROR 1141: There is no such grant defined for user ... (no such user)
             records.extend(record("mysql_users", item, mysql_user_drift(item, None), True))
         elif rc != 0:
-            records.extend(record("mysql_users", item, ["%s: cannot be read: %s" % (who, (err.strip().splitlines() or ["rc %d" % rc])[0])], False))
+            error = "cannot be read: %s" % (err.strip().splitlines() or ["rc %d" % rc])[0]
+            records.extend(record("mysql_users", item, mysql_user_drift(item, None, error=error), False))
         else:
             records.extend(record("mysql_users", item, mysql_user_drift(item, out), False))
     return records

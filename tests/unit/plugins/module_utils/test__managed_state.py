@@ -225,6 +225,8 @@ def test_mysql_user_in_sync_and_each_drift():
         "mysql user slurm@localhost: authenticated by another plugin than mysql_native_password"]
     # without a password to compare, only the privileges count
     assert mysql_user_drift({"name": "slurm", "priv": "slurm_acct_db.*:ALL"}, GRANTS) == []
+    # what kept the grants from being read, named for the user (the module passes it)
+    assert mysql_user_drift(LAB_USER, None, error="cannot be read: ERROR 2002") == ["mysql user slurm@localhost: cannot be read: ERROR 2002"]
     assert mysql_user_drift(LAB_USER, "garbage\n") == ["mysql user slurm@localhost: SHOW GRANTS: a line that is not GRANT ... ON ... TO: 'garbage'"]
 
 
@@ -232,6 +234,7 @@ def test_databases_and_commands():
     assert mysql_database_drift({"name": "slurm_acct_db"}, {"mysql", "slurm_acct_db"}) == []
     assert mysql_database_drift({"name": "slurm_acct_db"}, {"mysql"}) == ["mysql database slurm_acct_db: missing"]
     assert mysql_database_drift({"name": "slurm_acct_db"}, None) == ["mysql database slurm_acct_db: the server does not answer"]
+    assert mysql_database_drift({"name": "slurm_acct_db"}, None, error="no client") == ["mysql database slurm_acct_db: no client"]
     ping = {"name": "slurmctld answers", "argv": ["scontrol", "ping"], "rc": 0, "stdout_regex": r"is UP"}
     # scontrol ping on the lab's controller (Slurm 24.11, Debian 13): CAPTURED
     assert command_drift(ping, 0, "Slurmctld(primary) at ctl1 is UP\n") == []
