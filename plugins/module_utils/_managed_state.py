@@ -444,6 +444,24 @@ def drift_record(kind, item, drift, missing):
     return {"kind": kind, "name": item[ITEM_KEY[kind]], "missing": bool(missing), "drift": list(drift)}
 
 
+def state_drifted(state, kinds, names=None):
+    """Whether a managed_state result says items of these kinds (and, given names, with one of these
+    names) drifted: what a role reads to run one change step only where its own items drifted.
+
+    A result with no drift_items (the check did not run: skipped, a fast path turned off, no result
+    at all) counts as drifted, so the step runs as it would without the check."""
+    if isinstance(kinds, str):
+        kinds = [kinds]
+    unknown = sorted(set(kinds) - set(ITEM_KEY))
+    if not kinds or unknown:
+        raise ManagedStateError("kinds must name some of %s, not %s" % (", ".join(sorted(ITEM_KEY)), unknown or "none"))
+    if not isinstance(state, dict) or not isinstance(state.get("drift_items"), list):
+        return True
+    wanted = None if names is None else set(names)
+    return any(record.get("kind") in kinds and (wanted is None or record.get("name") in wanted)
+               for record in state["drift_items"])
+
+
 def found_groups(items, gids):
     """{name: gid} of the groups asked (any state) that the host has; gids maps a name to its gid or None."""
     return dict((item["name"], gids[item["name"]]) for item in items if gids.get(item["name"]) is not None)

@@ -17,7 +17,7 @@ import pytest
 from ansible_collections.gpucluster.training.plugins.module_utils._managed_state import (
     ManagedStateError, block_drift, command_drift, drift_record, file_drift, found_groups, group_drift, line_drift, mysql_database_drift,
     mysql_native_hash, mysql_user_drift, package_drift, parse_dpkg_query, parse_priv, parse_rpm_query, parse_show_grants, parse_systemctl_show,
-    service_drift, sysctl_drift, sysctl_proc_path, user_drift)
+    service_drift, state_drifted, sysctl_drift, sysctl_proc_path, user_drift)
 
 # LANG=C systemctl show -p Id,LoadState,ActiveState,UnitFileState -- chrony munge nosuch.service (bench-gpu1)
 SYSTEMCTL = """Id=chrony.service
@@ -169,6 +169,32 @@ def test_drift_records():
         "kind": "services", "name": "docker", "missing": False, "drift": ["service docker: inactive, expected started"]}
     with pytest.raises(ManagedStateError):
         drift_record("mounts", {"name": "x"}, ["x"], False)
+
+
+def test_state_drifted_by_kind_and_name():
+    # the shape managed_state returns: a controller whose slurm.conf was edited, packages in sync
+    state = {"in_sync": False, "drift": ["/etc/slurm/slurm.conf: content differs"],
+             "drift_items": [{"kind": "files", "name": "/etc/slurm/slurm.conf", "missing": False,
+                              "drift": ["/etc/slurm/slurm.conf: content differs"]}]}
+    assert state_drifted(state, ["packages"]) is False
+    assert state_drifted(state, "files") is True
+    assert state_drifted(state, ["packages", "files"]) is True
+    assert state_drifted(state, ["files"], names=["/dev/kfd"]) is False
+    assert state_drifted(state, ["files"], names=["/etc/slurm/slurm.conf"]) is True
+    assert state_drifted({"in_sync": True, "drift": [], "drift_items": []}, ["packages"]) is False
+
+
+def test_state_drifted_without_a_check_counts_as_drifted():
+    # a skipped check (fast path off), no result at all, a result of another module
+    for state in ({"skipped": True, "changed": False}, None, {}, "", {"drift_items": None}):
+        assert state_drifted(state, ["packages"]) is True
+
+
+def test_state_drifted_refuses_unknown_kinds():
+    with pytest.raises(ManagedStateError, match="not \\['package'\\]"):
+        state_drifted({"drift_items": []}, ["package"])
+    with pytest.raises(ManagedStateError, match="not none"):
+        state_drifted({"drift_items": []}, [])
 
 
 # --- databases and read-only commands ----------------------------------------------------------------
