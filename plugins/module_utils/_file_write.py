@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Writing a generated file the way copy does: only when its bytes differ, atomically, then its
 mode; check mode writes nothing. The one place for the modules that write files they generate
-(validate_plot, validate_report).
+(validate_plot, validate_report, managed_files).
 
 PRIVATE to the collection: the interface may change without notice.
 """
@@ -11,6 +11,7 @@ PRIVATE to the collection: the interface may change without notice.
 from __future__ import annotations
 
 import os
+import tempfile
 
 
 def read_bytes(path):
@@ -36,4 +37,70 @@ def write_if_different(module, path, data, mode, current, diffs=None):
         changed = module.set_fs_attributes_if_different(module.load_file_common_arguments({"path": path, "mode": mode}), changed, diff)
         if diffs is not None and diff["before"] != diff["after"]:
             diffs.append(diff)
+    return changed
+
+
+class FileWriteError(ValueError):
+    """An item managed_files cannot write, or a new file its validation command refused."""
+
+
+def check_items(items):
+    """Refuse items that cannot mean anything before any of them is written: content on a
+    directory or absent item, a file without content, a validation command without %s."""
+    for index, item in enumerate(items):
+        label = "files[%d] (%s)" % (index, item.get("path"))
+        if not str(item.get("path") or "").startswith("/"):
+            raise FileWriteError("%s: path must be absolute" % label)
+        state = item.get("state") or "file"
+        if state == "file" and item.get("content") is None:
+            raise FileWriteError("%s: state=file needs content" % label)
+        if state != "file" and (item.get("content") is not None or item.get("validate") or item.get("backup")):
+            raise FileWriteError("%s: content, validate and backup are for state=file only" % label)
+        if item.get("validate") and "%s" not in item["validate"]:
+            raise FileWriteError("%s: validate must contain %%s (the new file's path): %r" % (label, item["validate"]))
+
+
+def write_file(module, item, data, current, diffs, backups):
+    """Write data to item['path'] when it differs from current (its bytes, None when absent):
+    through a temporary file in the same directory, checked by item['validate'] when given, the old
+    file backed up when item['backup'] (its backup path put in backups), moved into place; then
+    owner, group and mode as the item says. Returns whether anything changed (or would, in check
+    mode); attribute changes are added to diffs as before/after dicts."""
+    path = item["path"]
+    changed = current != data
+    if changed and not module.check_mode:
+        directory = os.path.dirname(path)
+        if not os.path.isdir(directory):
+            raise FileWriteError("%s: its directory %s does not exist" % (path, directory))
+        handle, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            if item.get("validate"):
+                command = item["validate"] % tmp
+                rc, out_text, err_text = module.run_command(command)
+                if rc != 0:
+                    raise FileWriteError("%s: the new file was refused by %r (exit status %d): %s; the old file is left in place"
+                                         % (path, item["validate"], rc, (err_text or out_text).strip()))
+            if item.get("backup") and current is not None:
+                backups[path] = module.backup_local(path)
+            module.atomic_move(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    if not module.check_mode or not changed:
+        changed = set_attributes(module, item, changed, diffs)
+    return changed
+
+
+def set_attributes(module, item, changed, diffs):
+    """Owner, group and mode of an existing path set as the item says, where they differ (none
+    given: left as they are). Returns changed or'ed with whether they did; a before/after dict
+    of what differed is added to diffs."""
+    diff = {"before": {"path": item["path"]}, "after": {"path": item["path"]}}
+    args = module.load_file_common_arguments({"path": item["path"], "owner": item.get("owner"), "group": item.get("group"),
+                                              "mode": item.get("mode")})
+    changed = module.set_fs_attributes_if_different(args, changed, diff)
+    if diff["before"] != diff["after"]:
+        diffs.append(diff)
     return changed

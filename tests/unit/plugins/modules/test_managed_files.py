@@ -1,0 +1,106 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""managed_files: a role's files and directories written in one call, on files under tmp_path."""
+
+from __future__ import annotations
+
+import os
+
+from ansible_collections.gpucluster.training.plugins.modules import managed_files
+from ansible_collections.gpucluster.training.tests.unit.plugins.modules.module_harness import Exit, Fail, exits, run_main  # noqa: F401  pylint: disable=unused-import
+
+CONF = "SlurmctldHost=ctl1\nClusterName=lab\n"
+
+
+def _items(tmp_path, content=CONF, **extra):
+    return [{"path": str(tmp_path / "etc"), "state": "directory", "mode": "0755"},
+            dict({"path": str(tmp_path / "etc" / "slurm.conf"), "content": content, "mode": "0644", "name": "slurm.conf"}, **extra)]
+
+
+def _mode(path):
+    return "%04o" % (os.stat(path).st_mode & 0o7777)
+
+
+def test_writes_in_order_then_changes_nothing(tmp_path):
+    result = run_main(managed_files.main, {"files": _items(tmp_path)})
+    conf = tmp_path / "etc" / "slurm.conf"
+    assert result["changed"] and result["changed_paths"] == [str(tmp_path / "etc"), str(conf)]
+    assert result["changed_names"] == ["slurm.conf"] and result["msg"] == "2 of 2 item(s) changed"
+    assert conf.read_text(encoding="utf-8") == CONF and _mode(conf) == "0644" and _mode(tmp_path / "etc") == "0755"
+    # no temporary file left beside it
+    assert os.listdir(tmp_path / "etc") == ["slurm.conf"]
+    again = run_main(managed_files.main, {"files": _items(tmp_path)})
+    assert not again["changed"] and again["changed_paths"] == [] and again["msg"] == "0 of 2 item(s) changed"
+
+
+def test_a_mode_alone_is_a_change(tmp_path):
+    run_main(managed_files.main, {"files": _items(tmp_path)})
+    os.chmod(tmp_path / "etc" / "slurm.conf", 0o600)
+    result = run_main(managed_files.main, {"files": _items(tmp_path), "_ansible_diff": True})
+    assert result["changed_paths"] == [str(tmp_path / "etc" / "slurm.conf")]
+    assert {"before": {"path": str(tmp_path / "etc" / "slurm.conf"), "mode": "0600"},
+            "after": {"path": str(tmp_path / "etc" / "slurm.conf"), "mode": "0644"}} in result["diff"]
+    assert _mode(tmp_path / "etc" / "slurm.conf") == "0644"
+
+
+def test_check_mode_writes_nothing_and_shows_the_diff(tmp_path):
+    result = run_main(managed_files.main, {"files": _items(tmp_path), "_ansible_check_mode": True, "_ansible_diff": True})
+    assert result["changed"] and len(result["changed_paths"]) == 2
+    assert not (tmp_path / "etc").exists()
+    assert {"before_header": str(tmp_path / "etc" / "slurm.conf"), "after_header": str(tmp_path / "etc" / "slurm.conf"),
+            "before": "", "after": CONF} in result["diff"]
+
+
+def test_a_secret_shows_no_content_in_the_diff(tmp_path):
+    result = run_main(managed_files.main, {"files": _items(tmp_path, content="StoragePass=s3cret\n", diff=False), "_ansible_diff": True})
+    assert "s3cret" not in repr(result)
+
+
+def test_validation_refuses_and_keeps_the_old_file(tmp_path):
+    run_main(managed_files.main, {"files": _items(tmp_path)})
+    conf = tmp_path / "etc" / "slurm.conf"
+    result = run_main(managed_files.main, {"files": _items(tmp_path, content="NodeName=\n", validate="grep -q ClusterName= %s")},
+                      expect=Fail)
+    assert result["msg"].startswith("%s: the new file was refused by 'grep -q ClusterName= %%s' (exit status 1)" % conf), result
+    assert "the old file is left in place (1 item(s) before it were handled: none changed)" in result["msg"]
+    assert conf.read_text(encoding="utf-8") == CONF and os.listdir(tmp_path / "etc") == ["slurm.conf"]
+    accepted = run_main(managed_files.main, {"files": _items(tmp_path, content=CONF + "# more\n", validate="grep -q ClusterName= %s")})
+    assert accepted["changed_paths"] == [str(conf)] and conf.read_text(encoding="utf-8").endswith("# more\n")
+
+
+def test_backup_keeps_the_old_file(tmp_path):
+    run_main(managed_files.main, {"files": _items(tmp_path)})
+    result = run_main(managed_files.main, {"files": _items(tmp_path, content=CONF + "# new\n", backup=True)})
+    (backup,) = result["backups"].values()
+    with open(backup, encoding="utf-8") as handle:
+        assert handle.read() == CONF
+    # nothing to back up when the file is new or unchanged
+    assert run_main(managed_files.main, {"files": _items(tmp_path, content=CONF + "# new\n", backup=True)})["backups"] == {}
+
+
+def test_absent_removes_once(tmp_path):
+    old = tmp_path / "gpucluster-node-facts.json"
+    old.write_text("{}", encoding="utf-8")
+    items = [{"path": str(old), "state": "absent"}]
+    assert run_main(managed_files.main, {"files": items})["changed_paths"] == [str(old)] and not old.exists()
+    assert not run_main(managed_files.main, {"files": items})["changed"]
+
+
+def test_items_that_mean_nothing_fail_before_anything_is_written(tmp_path):
+    bad = [
+        ({"path": "etc/x", "content": "x"}, "path must be absolute"),
+        ({"path": str(tmp_path / "x")}, "state=file needs content"),
+        ({"path": str(tmp_path / "d"), "state": "directory", "content": "x"}, "content, validate and backup are for state=file only"),
+        ({"path": str(tmp_path / "x"), "content": "x", "validate": "slurmd -C"}, "validate must contain %s"),
+    ]
+    for item, message in bad:
+        result = run_main(managed_files.main, {"files": _items(tmp_path) + [item]}, expect=Fail)
+        assert message in result["msg"], result
+        assert not (tmp_path / "etc").exists()
+
+
+def test_a_directory_where_a_file_belongs_fails_naming_it(tmp_path):
+    (tmp_path / "etc" / "slurm.conf").mkdir(parents=True)
+    result = run_main(managed_files.main, {"files": _items(tmp_path)}, expect=Fail)
+    assert result["msg"].startswith("%s: a directory, expected a file" % (tmp_path / "etc" / "slurm.conf")), result
