@@ -4,10 +4,13 @@
 """Has each compute node registered with slurmctld: the pure part of slurm_compute's health check.
 
 Text in (``sinfo --noheader --nodes <nodes> --format %n|%t|%E``, asked once on the controller for
-every node of the play), one verdict per node out.
+every node of the play), one verdict per node out. And the record of the compute nodes' facts the
+controller keeps (node_record): the files' text in, the record out.
 """
 
 from __future__ import annotations
+
+import json
 
 # sinfo %t states of a node whose slurmd the controller hears from: a "*" suffix (not responding),
 # "~" (powered off) or "#" (powering up) makes the state another word, so those never match.
@@ -47,3 +50,30 @@ def node_registration(text, names):
         out[name] = {"state": state, "reason": reason, "registered": state in REGISTERED_STATES or operator_down,
                      "out_of_service": state in OUT_OF_SERVICE_STATES}
     return out
+
+
+class SlurmRecordError(ValueError):
+    """A file where the controller keeps the compute nodes' facts is not such a record."""
+
+
+def node_record(files):
+    """The compute nodes' facts the controller recorded at its last run, from the files read there:
+    a list of (path, text) in the order they are looked for (the local fact, then the place releases
+    before kept it), the files that exist only. The first one is the record; none gives an empty
+    record. A file that is not a record fails, naming it: the record is what keeps an unreachable
+    node in slurm.conf, so a damaged one is not silently taken for none."""
+    for path, text in files:
+        try:
+            record = json.loads(text)
+        except ValueError as exc:
+            raise SlurmRecordError("%s is not JSON (%s): %s" % (path, exc, _RECORD_FIX)) from None
+        if not isinstance(record, dict) or not isinstance(record.get("facts"), dict) \
+                or not isinstance(record.get("gpus", {}), dict):
+            raise SlurmRecordError("%s is not a record of the compute nodes' facts (a JSON object with the objects "
+                                   "'facts' and 'gpus'): %s" % (path, _RECORD_FIX))
+        return dict(record, gpus=record.get("gpus", {}))
+    return {"facts": {}, "gpus": {}}
+
+
+_RECORD_FIX = ("restore it, or remove it: this run then writes it again, and a compute node unreachable in this "
+               "run is left out of slurm.conf until a run reaches it")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gpucluster.training.plugins.module_utils._slurm_nodes import SlurmNodesError, node_registration
+from ansible_collections.gpucluster.training.plugins.module_utils._slurm_nodes import SlurmNodesError, SlurmRecordError, node_record, node_registration
 
 # sinfo --noheader --nodes gpu[1-6] --format %n|%t|%E as Slurm 24.11 prints it: a node in two
 # partitions twice, Slurm's own reason for a node it lost, an operator's reason for one taken down.
@@ -44,3 +44,34 @@ def test_malformed_output_is_named(text):
 def test_names_must_be_a_list():
     with pytest.raises(SlurmNodesError, match="names must be a list"):
         node_registration("", "gpu1")
+
+
+# The record as slurm_common writes it (to_nice_json of {facts, gpus}; the lab's gpu1, Debian 13 container).
+RECORD = ('{\n    "facts": {\n        "gpu1": {\n            "memtotal_mb": 24105,\n            "processor_cores": 2,\n'
+          '            "processor_count": 1,\n            "processor_threads_per_core": 1,\n            "processor_vcpus": 2,\n'
+          '            "virtualization_type": "podman"\n        }\n    },\n    "gpus": {\n        "gpu1": null\n    }\n}\n')
+NEW = "/etc/ansible/facts.d/gpucluster_slurm_nodes.fact"
+OLD = "/var/lib/slurm/gpucluster-node-facts.json"
+
+
+def test_the_first_file_found_is_the_record():
+    record = node_record([(NEW, RECORD), (OLD, '{"facts": {}, "gpus": {}}')])
+    assert record["facts"]["gpu1"]["memtotal_mb"] == 24105 and record["gpus"] == {"gpu1": None}
+    assert node_record([(OLD, RECORD)])["facts"].keys() == {"gpu1"}
+    assert node_record([]) == {"facts": {}, "gpus": {}}
+
+
+@pytest.mark.parametrize("text, says", [
+    ("{}", "is not a record of the compute nodes' facts"),
+    ('{"facts": []}', "is not a record of the compute nodes' facts"),
+    ('{"facts": {}, "gpus": "x"}', "is not a record of the compute nodes' facts"),
+    (RECORD[:40], "is not JSON ("),
+    ("", "is not JSON ("),
+])
+def test_a_damaged_record_fails_naming_the_file(text, says):
+    # a damaged local fact is not taken for no record, even where the old place still has one
+    with pytest.raises(SlurmRecordError) as info:
+        node_record([(NEW, text), (OLD, RECORD)])
+    assert str(info.value).startswith(NEW + " " + says), info.value
+    assert str(info.value).endswith("restore it, or remove it: this run then writes it again, and a compute node "
+                                    "unreachable in this run is left out of slurm.conf until a run reaches it")
