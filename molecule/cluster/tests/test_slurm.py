@@ -175,7 +175,7 @@ def test_slurm_conf_that_slurm_cannot_parse_never_replaces_the_running_one():
     before = ctl.check_output("sha256sum /etc/slurm/slurm.conf")
     run = _playbook("site.yml", '{"site_stages": ["slurm"], "slurm_common_config": {"NoSuchSlurmKey": "1"}}')
     assert run.returncode != 0
-    assert "NoSuchSlurmKey" in run.stdout and "failed to validate" in run.stdout
+    assert "NoSuchSlurmKey" in run.stdout and "/etc/slurm/slurm.conf: the new file was refused by" in run.stdout
     assert ctl.check_output("sha256sum /etc/slurm/slurm.conf") == before
     assert ctl.check_output("scontrol ping").find("is UP") >= 0
 
