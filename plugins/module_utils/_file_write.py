@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Writing a generated file the way copy does: only when its bytes differ, atomically, then its
-mode; check mode writes nothing. The one place for the modules that write files they generate
+owner, group and mode; a directory the way file does; check mode writes nothing. The one place for the modules that write files they generate
 (validate_plot, validate_report, managed_files).
 
 PRIVATE to the collection: the interface may change without notice.
@@ -24,20 +24,10 @@ def read_bytes(path):
 
 def write_if_different(module, path, data, mode, current, diffs=None):
     """Write data to path when it differs from current (the file's bytes, None when absent), then
-    set mode. Returns whether anything changed (or would, in check mode). A mode change is added
-    to diffs as a before/after dict when diffs is a list."""
-    changed = current != data
-    if changed and not module.check_mode:
-        tmp = path + ".tmp"
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-        module.atomic_move(tmp, path)
-    if not module.check_mode or not changed:
-        diff = {"before": {"path": path}, "after": {"path": path}}
-        changed = module.set_fs_attributes_if_different(module.load_file_common_arguments({"path": path, "mode": mode}), changed, diff)
-        if diffs is not None and diff["before"] != diff["after"]:
-            diffs.append(diff)
-    return changed
+    set mode: write_file for a caller with one file and a mode. Returns whether anything changed
+    (or would, in check mode). A mode change is added to diffs as a before/after dict when diffs is
+    a list."""
+    return write_file(module, {"path": path, "mode": mode}, data, current, [] if diffs is None else diffs, {})
 
 
 class FileWriteError(ValueError):
@@ -104,3 +94,24 @@ def set_attributes(module, item, changed, diffs):
     if diff["before"] != diff["after"]:
         diffs.append(diff)
     return changed
+
+
+def ensure_directory(module, item, diffs):
+    """A directory at item['path'] (its parents made too) with the item's owner, group and mode.
+    Returns whether anything changed (or would, in check mode); a new directory and attribute
+    changes are added to diffs. A path that exists and is not a directory, or a directory that
+    cannot be made, raises FileWriteError."""
+    path = item["path"]
+    changed = False
+    if not os.path.isdir(path):
+        if os.path.exists(path):
+            raise FileWriteError("%s exists and is not a directory" % path)
+        changed = True
+        diffs.append({"before": {"path": path, "state": "absent"}, "after": {"path": path, "state": "directory"}})
+        if module.check_mode:
+            return True
+        try:
+            os.makedirs(path)
+        except OSError as exc:
+            raise FileWriteError("cannot create %s: %s" % (path, exc)) from None
+    return set_attributes(module, item, changed, diffs)

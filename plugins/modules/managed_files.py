@@ -140,21 +140,7 @@ import shutil
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpucluster.training.plugins.module_utils._file_write import (
-    FileWriteError, check_items, read_bytes, set_attributes, write_file)
-
-
-def _directory(module, item, diffs):
-    path = item["path"]
-    if os.path.lexists(path) and not os.path.isdir(path):
-        raise FileWriteError("%s: not a directory" % path)
-    if not os.path.isdir(path):
-        diffs.append({"before": {"path": path, "state": "absent"}, "after": {"path": path, "state": "directory"}})
-        if module.check_mode:
-            return True
-        os.makedirs(path)
-        set_attributes(module, item, True, [])
-        return True
-    return set_attributes(module, item, False, diffs)
+    FileWriteError, check_items, ensure_directory, read_bytes, write_file)
 
 
 def _absent(module, item, diffs):
@@ -209,7 +195,7 @@ def main():
     for item in items:
         try:
             if item["state"] == "directory":
-                changed = _directory(module, item, diffs)
+                changed = ensure_directory(module, item, diffs)
             elif item["state"] == "absent":
                 changed = _absent(module, item, diffs)
             else:

@@ -103,7 +103,8 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_text
 
-from ansible_collections.gpucluster.training.plugins.module_utils._file_write import read_bytes, write_if_different
+from ansible_collections.gpucluster.training.plugins.module_utils._file_write import (
+    FileWriteError, ensure_directory, read_bytes, write_if_different)
 from ansible_collections.gpucluster.training.plugins.module_utils._validate_plot import PlotError
 from ansible_collections.gpucluster.training.plugins.module_utils._validate_report_files import ReportFilesError, report_files
 
@@ -119,26 +120,6 @@ def text_diff(path, before, after):
     diff["before"] = "" if before is None else to_text(before, errors="surrogate_or_replace")
     diff["after"] = to_text(after, errors="surrogate_or_replace")
     return diff
-
-
-def ensure_directory(module, dest, mode, diffs):
-    changed = False
-    if not os.path.isdir(dest):
-        if os.path.exists(dest):
-            module.fail_json(msg="validate_report: %s exists and is not a directory" % dest)
-        changed = True
-        diffs.append({"before": {"path": dest, "state": "absent"}, "after": {"path": dest, "state": "directory"}})
-        if module.check_mode:
-            return True
-        try:
-            os.makedirs(dest)
-        except OSError as exc:
-            module.fail_json(msg="validate_report: cannot create %s: %s" % (dest, exc))
-    diff = {"before": {"path": dest}, "after": {"path": dest}}
-    changed = module.set_fs_attributes_if_different(module.load_file_common_arguments({"path": dest, "mode": mode}), changed, diff)
-    if diff["before"] != diff["after"]:
-        diffs.append(diff)
-    return changed
 
 
 def write_file(module, path, data, mode, diffs, directory_missing):
@@ -166,7 +147,10 @@ def main():
     dest = params["dest"]
     diffs = []
     directory_missing = not os.path.isdir(dest)
-    changed = ensure_directory(module, dest, params["directory_mode"], diffs)
+    try:
+        changed = ensure_directory(module, {"path": dest, "mode": params["directory_mode"]}, diffs)
+    except FileWriteError as exc:
+        module.fail_json(msg="validate_report: %s" % exc)
     written = []
     for name, data in files:
         path = os.path.join(dest, name)

@@ -104,3 +104,9 @@ def test_a_directory_where_a_file_belongs_fails_naming_it(tmp_path):
     (tmp_path / "etc" / "slurm.conf").mkdir(parents=True)
     result = run_main(managed_files.main, {"files": _items(tmp_path)}, expect=Fail)
     assert result["msg"].startswith("%s: a directory, expected a file" % (tmp_path / "etc" / "slurm.conf")), result
+
+
+def test_a_file_where_a_directory_belongs_fails_naming_it(tmp_path):
+    (tmp_path / "etc").write_text("", encoding="utf-8")
+    result = run_main(managed_files.main, {"files": _items(tmp_path)}, expect=Fail)
+    assert result["msg"].startswith("%s exists and is not a directory" % (tmp_path / "etc")), result
