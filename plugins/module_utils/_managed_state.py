@@ -9,7 +9,8 @@ here. Every rule follows what the change task of the role would do, so "no drift
 change task would change nothing:
 
 - files: ansible.builtin.copy/template/file (existence, type, owner, group, mode, SHA-1 of the
-  content); content is never returned, only "content differs".
+  content); content is never returned, only "content differs". The item's argument spec
+  (``file_item_options``) is managed_files' too.
 - lines: ansible.builtin.lineinfile with state=present and a regexp (the last matching line must be
   the line; with no match the exact line must exist).
 - blocks: ansible.builtin.blockinfile (the last BEGIN and END marker lines, the block between them).
@@ -421,6 +422,29 @@ def command_drift(item, rc, out):
     if pattern and not re.search(pattern, out or "", re.MULTILINE):
         return ["command %s: no output line matches %s" % (name, pattern)]
     return []
+
+
+# --- the file item -------------------------------------------------------------------------------
+
+def file_item_options(states, **own):
+    """The argument spec of one file item (the options of the list's dicts): the one format that
+    managed_state compares and managed_files writes, so that one item serves both. path, state
+    (one of states, file by default), content, checksum, owner and group, then the module's own
+    keys: managed_state's mode (a string), managed_files' mode (raw), backup, validate, diff and name.
+
+    Each module documents the keys in its own DOCUMENTATION: what it does with them differs, and a
+    doc fragment cannot add suboptions to an option the module documents itself (ansible-core merges
+    a fragment's options one level deep: the module's files replaces the fragment's whole)."""
+    options = dict(
+        path=dict(type="path", required=True),
+        state=dict(type="str", choices=list(states), default="file"),
+        content=dict(type="str", no_log=False),
+        checksum=dict(type="str", no_log=False),
+        owner=dict(type="str"),
+        group=dict(type="str"),
+    )
+    options.update(own)
+    return options
 
 
 # --- structured results -----------------------------------------------------------------------

@@ -141,6 +141,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpucluster.training.plugins.module_utils._file_write import (
     FileWriteError, check_items, ensure_directory, read_bytes, write_file)
+from ansible_collections.gpucluster.training.plugins.module_utils._managed_state import file_item_options
 
 
 def _absent(module, item, diffs):
@@ -171,18 +172,13 @@ def _file(module, item, diffs, backups):
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(files=dict(type="list", elements="dict", required=True, options=dict(
-            path=dict(type="path", required=True),
-            state=dict(type="str", choices=["file", "directory", "absent"], default="file"),
-            content=dict(type="str", no_log=False),
-            owner=dict(type="str"),
-            group=dict(type="str"),
+        argument_spec=dict(files=dict(type="list", elements="dict", required=True, options=file_item_options(
+            ["file", "directory", "absent"],
             mode=dict(type="raw"),
             backup=dict(type="bool", default=False),
             validate=dict(type="str"),
             diff=dict(type="bool", default=True),
             name=dict(type="str"),
-            checksum=dict(type="str"),
         ))),
         supports_check_mode=True,
     )

@@ -422,8 +422,8 @@ from ansible.module_utils.common.text.converters import to_bytes
 
 from ansible_collections.gpucluster.training.plugins.module_utils._managed_state import (
     DPKG_FORMAT, RPM_FORMAT, SYSTEMCTL_PROPERTIES, ManagedStateError, block_drift, command_drift, drift_record, file_drift,
-    found_groups, group_drift, line_drift, mysql_database_drift, mysql_user_drift, package_drift, parse_dpkg_query,
-    parse_rpm_query, parse_systemctl_show, service_drift, sysctl_drift, sysctl_proc_path, user_drift)
+    file_item_options, found_groups, group_drift, line_drift, mysql_database_drift, mysql_user_drift, package_drift,
+    parse_dpkg_query, parse_rpm_query, parse_systemctl_show, service_drift, sysctl_drift, sysctl_proc_path, user_drift)
 from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_read import LANG_C, read_text
 
 
@@ -643,15 +643,7 @@ def list_of(**options):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            files=list_of(
-                path=dict(type="path", required=True),
-                state=dict(type="str", choices=["file", "directory", "present", "absent"], default="file"),
-                content=dict(type="str"),
-                checksum=dict(type="str", no_log=False),
-                owner=dict(type="str"),
-                group=dict(type="str"),
-                mode=dict(type="str"),
-            ),
+            files=list_of(**file_item_options(["file", "directory", "present", "absent"], mode=dict(type="str"))),
             lines=list_of(
                 path=dict(type="path", required=True),
                 regexp=dict(type="str"),

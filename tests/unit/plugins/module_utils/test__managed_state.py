@@ -15,9 +15,10 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.gpucluster.training.plugins.module_utils._managed_state import (
-    ManagedStateError, block_drift, command_drift, drift_record, file_drift, found_groups, group_drift, line_drift, mysql_database_drift,
-    mysql_native_hash, mysql_user_drift, package_drift, parse_dpkg_query, parse_priv, parse_rpm_query, parse_show_grants, parse_systemctl_show,
-    service_drift, state_drifted, sysctl_drift, sysctl_proc_path, user_drift)
+    ManagedStateError, block_drift, command_drift, drift_record, file_drift, file_item_options, found_groups, group_drift,
+    line_drift, mysql_database_drift, mysql_native_hash, mysql_user_drift, package_drift, parse_dpkg_query, parse_priv,
+    parse_rpm_query, parse_show_grants, parse_systemctl_show, service_drift, state_drifted, sysctl_drift, sysctl_proc_path,
+    user_drift)
 
 # LANG=C systemctl show -p Id,LoadState,ActiveState,UnitFileState -- chrony munge nosuch.service (bench-gpu1)
 SYSTEMCTL = """Id=chrony.service
@@ -270,3 +271,15 @@ def test_databases_and_commands():
     listed = {"name": "cluster lab registered", "argv": ["sacctmgr"], "stdout_regex": "^lab$"}
     assert command_drift(listed, 0, "other\nlab\n") == [] and command_drift(listed, 0, "lab2\n") != []
     assert drift_record("commands", ping, ["x"], False)["name"] == "slurmctld answers"
+
+
+def test_one_file_item_spec_then_each_module_s_own_keys():
+    check = file_item_options(["file", "present"], mode=dict(type="str"))
+    write = file_item_options(["file"], mode=dict(type="raw"), backup=dict(type="bool", default=False))
+    common = ["path", "state", "content", "checksum", "owner", "group"]
+    assert list(check) == common + ["mode"] and list(write) == common + ["mode", "backup"]
+    assert check["state"] == {"type": "str", "choices": ["file", "present"], "default": "file"}
+    assert check["path"] == write["path"] == {"type": "path", "required": True} and write["mode"] == {"type": "raw"}
+    # each call makes its own dicts: one module's spec cannot change the other's
+    check["path"]["required"] = False
+    assert write["path"]["required"] is True
