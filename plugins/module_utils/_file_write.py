@@ -3,7 +3,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Writing a generated file the way copy does: only when its bytes differ, atomically, then its
 owner, group and mode; a directory the way file does; check mode writes nothing. The one place for the modules that write files they generate
-(validate_plot, validate_report, managed_files).
+(validate_plot, validate_report, managed_files). Owner, group and mode are read by
+_file_attributes, as managed_state reads them.
 
 PRIVATE to the collection: the interface may change without notice.
 """
@@ -11,7 +12,18 @@ PRIVATE to the collection: the interface may change without notice.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
+
+from ansible_collections.gpucluster.training.plugins.module_utils._file_attributes import FileAttributeError, file_attributes
+
+
+def process_umask():
+    """This process's umask (read by setting it and setting it back, as ansible's file modules read
+    it): what a symbolic mode without a user class (+x, =rw) leaves alone."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
 
 
 def read_bytes(path):
@@ -36,7 +48,8 @@ class FileWriteError(ValueError):
 
 def check_items(items):
     """Refuse items that cannot mean anything before any of them is written: content on a
-    directory or absent item, a file without content, a validation command without %s."""
+    directory or absent item, a file without content, a validation command without %s, an
+    owner, group or mode that _file_attributes cannot read."""
     for index, item in enumerate(items):
         label = "files[%d] (%s)" % (index, item.get("path"))
         if not str(item.get("path") or "").startswith("/"):
@@ -48,6 +61,10 @@ def check_items(items):
             raise FileWriteError("%s: content, validate and backup are for state=file only" % label)
         if item.get("validate") and "%s" not in item["validate"]:
             raise FileWriteError("%s: validate must contain %%s (the new file's path): %r" % (label, item["validate"]))
+        try:
+            file_attributes(item)
+        except FileAttributeError as exc:
+            raise FileWriteError("%s: %s" % (label, exc)) from None
 
 
 def write_file(module, item, data, current, diffs, backups):
@@ -85,11 +102,21 @@ def write_file(module, item, data, current, diffs, backups):
 
 def set_attributes(module, item, changed, diffs):
     """Owner, group and mode of an existing path set as the item says, where they differ (none
-    given: left as they are). Returns changed or'ed with whether they did; a before/after dict
-    of what differed is added to diffs."""
-    diff = {"before": {"path": item["path"]}, "after": {"path": item["path"]}}
-    args = module.load_file_common_arguments({"path": item["path"], "owner": item.get("owner"), "group": item.get("group"),
-                                              "mode": item.get("mode")})
+    given: left as they are), read by _file_attributes (a symbolic mode applied to the path's
+    present mode, as managed_state applies it). Returns changed or'ed with whether they did; a
+    before/after dict of what differed is added to diffs."""
+    path = item["path"]
+    try:
+        info = os.lstat(path)
+    except OSError:
+        info = None  # check mode, nothing written: AnsibleModule reports the change without reading the mode
+    try:
+        wanted = file_attributes(item, info.st_mode if info else 0, info is not None and stat.S_ISDIR(info.st_mode), process_umask())
+    except FileAttributeError as exc:
+        module.fail_json(path=path, msg="%s: %s" % (path, exc))
+    diff = {"before": {"path": path}, "after": {"path": path}}
+    args = module.load_file_common_arguments({"path": path, "owner": wanted["owner"], "group": wanted["group"],
+                                              "mode": wanted["mode"]})
     changed = module.set_fs_attributes_if_different(args, changed, diff)
     if diff["before"] != diff["after"]:
         diffs.append(diff)

@@ -10,7 +10,8 @@ change task would change nothing:
 
 - files: ansible.builtin.copy/template/file (existence, type, owner, group, mode, SHA-1 of the
   content); content is never returned, only "content differs". The item's argument spec
-  (``file_item_options``) is managed_files' too.
+  (``file_item_options``) is managed_files' too, and so is the reading of its owner, group and
+  mode (``_file_attributes``).
 - lines: ansible.builtin.lineinfile with state=present and a regexp (the last matching line must be
   the line; with no match the exact line must exist).
 - blocks: ansible.builtin.blockinfile (the last BEGIN and END marker lines, the block between them).
@@ -39,6 +40,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+
+from ansible_collections.gpucluster.training.plugins.module_utils._file_attributes import file_attributes
 
 # ansible.builtin.systemd counts these as running (started: nothing to do)
 RUNNING_STATES = ("active", "activating", "reloading")
@@ -127,11 +130,16 @@ def mode_text(mode):
     return "%04o" % mode
 
 
-def file_drift(item, seen):
-    """One file item against its stat: seen is None (absent) or {type, owner, group, mode, sha1}.
+def file_drift(item, seen, ids=None, umask=0o022):
+    """One file item against its stat: seen is None (absent) or {type, owner, group, uid, gid, mode, sha1}.
 
     type is 'file', 'directory' or 'other' (a device file...); state 'present' takes any type. sha1 is
-    that of the content (files with an expected content or checksum only)."""
+    that of the content (files with an expected content or checksum only). Owner, group and mode are
+    read as managed_files reads them (_file_attributes.file_attributes; a symbolic mode is applied to
+    seen's mode, with umask): an id is compared with seen's uid or gid; a name with the id that
+    ids(key, name) gives ('owner' or 'group'; None: the host has no such name, which is drift), or
+    without ids with seen's owner or group name. FileAttributeError when the item's owner, group or
+    mode cannot be read (the module refuses such an item before it compares)."""
     path = item["path"]
     state = item.get("state") or "file"
     if state == "absent":
@@ -147,13 +155,21 @@ def file_drift(item, seen):
         expected = item.get("checksum")
         if expected is not None and (seen.get("sha1") or "").lower() != expected.lower():
             drift.append("%s: content differs" % path)
-    for key in ("owner", "group"):
-        if item.get(key) not in (None, "") and str(item[key]) != str(seen[key]):
+    wanted = file_attributes(item, seen["mode"], seen["type"] == "directory", umask)
+    for key, id_key in (("owner", "uid"), ("group", "gid")):
+        want = wanted[key]
+        if want is None:
+            continue
+        if isinstance(want, int):
+            same = want == seen.get(id_key)
+        elif ids is not None:
+            same = seen.get(id_key) is not None and ids(key, want) == seen[id_key]
+        else:
+            same = want == seen[key]
+        if not same:
             drift.append("%s: %s %s, expected %s" % (path, key, seen[key], item[key]))
-    if item.get("mode") not in (None, ""):
-        want = int(str(item["mode"]), 8)
-        if seen["mode"] != want:
-            drift.append("%s: mode %s, expected %s" % (path, mode_text(seen["mode"]), mode_text(want)))
+    if wanted["mode"] is not None and seen["mode"] != wanted["mode"]:
+        drift.append("%s: mode %s, expected %s" % (path, mode_text(seen["mode"]), mode_text(wanted["mode"])))
     return drift
 
 
@@ -429,8 +445,9 @@ def command_drift(item, rc, out):
 def file_item_options(states, **own):
     """The argument spec of one file item (the options of the list's dicts): the one format that
     managed_state compares and managed_files writes, so that one item serves both. path, state
-    (one of states, file by default), content, checksum, owner and group, then the module's own
-    keys: managed_state's mode (a string), managed_files' mode (raw), backup, validate, diff and name.
+    (one of states, file by default), content, checksum, owner, group and mode (raw: an integer
+    or text, read by _file_attributes), then the module's own keys (managed_files' backup,
+    validate, diff and name).
 
     Each module documents the keys in its own DOCUMENTATION: what it does with them differs, and a
     doc fragment cannot add suboptions to an option the module documents itself (ansible-core merges
@@ -442,6 +459,7 @@ def file_item_options(states, **own):
         checksum=dict(type="str", no_log=False),
         owner=dict(type="str"),
         group=dict(type="str"),
+        mode=dict(type="raw"),
     )
     options.update(own)
     return options

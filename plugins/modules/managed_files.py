@@ -41,13 +41,23 @@ options:
         description: The file's text (V(state=file) only, required there).
         type: str
       owner:
-        description: Owner name or id; left as it is when not given.
+        description:
+          - Owner name or numeric id (V("0") or V(0)); left as it is when not given. A name the host does not have
+            fails the call.
         type: str
       group:
-        description: Group name or id; left as it is when not given.
+        description:
+          - Group name or numeric id; left as it is when not given. A name the host does not have fails the call.
         type: str
       mode:
-        description: Permissions in octal, as a string (V("0644")); left as it is when not given.
+        description:
+          - The mode, read as ansible's file modules read it - octal text (V("0644"), V("644"), V("0o644")), an integer
+            taken as the mode itself (an unquoted YAML V(0644) arrives as V(420), which is V("0644")), or a symbolic
+            mode (V("u=rw,g=r,o=r"), V("u+x")) applied to the path's present mode. Left as it is when not given.
+          - A value that is none of these, or more than the permission bits (V("07777")), fails the call before
+            anything is written.
+          - M(gpucluster.training.managed_state) reads owner, group and mode the same way, so an item written here is
+            no drift there.
         type: raw
       backup:
         description: Keep the old file beside the new one (a timestamped copy) when the content changes.
@@ -174,7 +184,6 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(files=dict(type="list", elements="dict", required=True, options=file_item_options(
             ["file", "directory", "absent"],
-            mode=dict(type="raw"),
             backup=dict(type="bool", default=False),
             validate=dict(type="str"),
             diff=dict(type="bool", default=True),

@@ -56,14 +56,25 @@ options:
         description: SHA-1 (hex) of the expected content, for secrets. Takes precedence over O(files[].content).
         type: str
       owner:
-        description: Owner name.
+        description:
+          - Owner name or numeric id (V("0") or V(0)) - an id is compared with the file's uid, a name with the uid it
+            has on the host (a name the host does not have is drift). Read as M(gpucluster.training.managed_files)
+            reads it.
         type: str
       group:
-        description: Group name.
+        description:
+          - Group name or numeric id - an id is compared with the file's gid, a name with the gid it has on the host
+            (a name the host does not have is drift).
         type: str
       mode:
-        description: Octal mode as a string, such as V("0644").
-        type: str
+        description:
+          - The mode, read as M(gpucluster.training.managed_files) and ansible's file modules read it - octal text
+            (V("0644"), V("644"), V("0o644")), an integer taken as the mode itself (an unquoted YAML V(0644) arrives as
+            V(420), which is V("0644")), or a symbolic mode (V("u=rw,g=r,o=r"), V("u+x")) applied to the path's
+            present mode.
+          - A value that is none of these, or more than the permission bits (V("07777")), fails the call before
+            anything is compared.
+        type: raw
   lines:
     description: Lines a role manages with M(ansible.builtin.lineinfile) (state present).
     type: list
@@ -420,6 +431,8 @@ import stat
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes
 
+from ansible_collections.gpucluster.training.plugins.module_utils._file_attributes import FileAttributeError, file_attributes
+from ansible_collections.gpucluster.training.plugins.module_utils._file_write import process_umask
 from ansible_collections.gpucluster.training.plugins.module_utils._managed_state import (
     DPKG_FORMAT, RPM_FORMAT, SYSTEMCTL_PROPERTIES, ManagedStateError, block_drift, command_drift, drift_record, file_drift,
     file_item_options, found_groups, group_drift, line_drift, mysql_database_drift, mysql_user_drift, package_drift,
@@ -434,15 +447,24 @@ def name_of(lookup, ident):
         return str(ident)
 
 
+def id_of(key, name):
+    """The uid of user name (key 'owner') or the gid of group name (key 'group'), or None when
+    the host has none (NSS, as ansible's file modules look names up)."""
+    try:
+        return pwd.getpwnam(name).pw_uid if key == "owner" else grp.getgrnam(name).gr_gid
+    except KeyError:
+        return None
+
+
 def stat_file(module, item):
-    """{type, owner, group, mode, sha1} of a path (following links, as copy and file do), or None."""
+    """{type, owner, group, uid, gid, mode, sha1} of a path (following links, as copy and file do), or None."""
     try:
         info = os.stat(item["path"])
     except OSError:
         return None
     kind = "directory" if stat.S_ISDIR(info.st_mode) else "file" if stat.S_ISREG(info.st_mode) else "other"
     seen = {"type": kind, "owner": name_of(pwd.getpwuid, info.st_uid), "group": name_of(grp.getgrgid, info.st_gid),
-            "mode": stat.S_IMODE(info.st_mode), "sha1": None}
+            "uid": info.st_uid, "gid": info.st_gid, "mode": stat.S_IMODE(info.st_mode), "sha1": None}
     if kind == "file" and item.get("checksum") is not None:
         seen["sha1"] = module.digest_from_file(item["path"], "sha1")
     return seen
@@ -454,12 +476,13 @@ def record(kind, item, drift, missing):
 
 def check_files(module, items):
     records = []
+    umask = process_umask()
     for item in items:
         item = dict(item)
         if item.get("checksum") is None and item.get("content") is not None:
             item["checksum"] = hashlib.sha1(to_bytes(item["content"], errors="surrogate_or_strict")).hexdigest()
         seen = stat_file(module, item)
-        records.extend(record("files", item, file_drift(item, seen), seen is None and item.get("state") != "absent"))
+        records.extend(record("files", item, file_drift(item, seen, id_of, umask), seen is None and item.get("state") != "absent"))
     return records
 
 
@@ -643,7 +666,7 @@ def list_of(**options):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            files=list_of(**file_item_options(["file", "directory", "present", "absent"], mode=dict(type="str"))),
+            files=list_of(**file_item_options(["file", "directory", "present", "absent"])),
             lines=list_of(
                 path=dict(type="path", required=True),
                 regexp=dict(type="str"),
@@ -705,8 +728,10 @@ def main():
     )
     params = module.params
     for item in params["files"]:
-        if item["mode"] not in (None, "") and not all(c in "01234567" for c in str(item["mode"])):
-            module.fail_json(msg="files: %s: mode %r is not octal" % (item["path"], item["mode"]))
+        try:
+            file_attributes(item)
+        except FileAttributeError as exc:
+            module.fail_json(msg="files: %s: %s" % (item["path"], exc))
     for item in params["groups"]:
         if item["state"] == "query" and item["gid"] is not None:
             module.fail_json(msg="groups: %s: state query only reads the gid, gid %s cannot be expected" % (item["name"], item["gid"]))

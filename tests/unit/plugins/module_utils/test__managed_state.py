@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.gpucluster.training.plugins.module_utils._file_attributes import FileAttributeError
 from ansible_collections.gpucluster.training.plugins.module_utils._managed_state import (
     ManagedStateError, block_drift, command_drift, drift_record, file_drift, file_item_options, found_groups, group_drift,
     line_drift, mysql_database_drift, mysql_native_hash, mysql_user_drift, package_drift, parse_dpkg_query, parse_priv,
@@ -102,7 +103,7 @@ def test_rpm_query():
 
 
 def test_file_rules():
-    seen = {"type": "file", "owner": "root", "group": "root", "mode": 0o644, "sha1": "ab"}
+    seen = {"type": "file", "owner": "root", "group": "root", "uid": 0, "gid": 0, "mode": 0o644, "sha1": "ab"}
     assert file_drift({"path": "/f", "checksum": "AB", "owner": "root", "group": "root", "mode": "0644"}, seen) == []
     assert file_drift({"path": "/f", "checksum": "cd", "owner": "slurm", "mode": "0600"}, seen) == [
         "/f: content differs", "/f: owner root, expected slurm", "/f: mode 0644, expected 0600"]
@@ -113,6 +114,28 @@ def test_file_rules():
     # a GPU device file: exists, of any type
     assert file_drift({"path": "/dev/dri/renderD128", "state": "present"}, dict(seen, type="other")) == []
     assert file_drift({"path": "/dev/dri/renderD128", "state": "present"}, None) == ["/dev/dri/renderD128: missing"]
+
+
+def test_file_owner_group_and_mode_as_managed_files_reads_them():
+    seen = {"type": "file", "owner": "root", "group": "root", "uid": 0, "gid": 0, "mode": 0o644, "sha1": None}
+    # an unquoted YAML 0644 (420), octal text, a symbolic mode that leaves 0644 as it is; ids as text or int
+    for mode in (420, "0644", "644", "0o644", "u=rw,g=r,o=r", "a-x"):
+        assert file_drift({"path": "/f", "owner": "0", "group": 0, "mode": mode}, seen) == [], mode
+    assert file_drift({"path": "/f", "owner": "64030", "group": "64030", "mode": 384}, seen) == [
+        "/f: owner root, expected 64030", "/f: group root, expected 64030", "/f: mode 0644, expected 0600"]
+    assert file_drift({"path": "/f", "mode": "u+x"}, seen) == ["/f: mode 0644, expected 0744"]
+    # a name by the id the host gives it (as chown does): another name of uid 0 is no drift, an unknown name is
+    ids = {("owner", "toor"): 0, ("owner", "root"): 0, ("group", "wheel"): 10}.get
+    assert file_drift({"path": "/f", "owner": "toor"}, seen, lambda key, name: ids((key, name))) == []
+    assert file_drift({"path": "/f", "owner": "nosuch", "group": "wheel"}, seen, lambda key, name: ids((key, name))) == [
+        "/f: owner root, expected nosuch", "/f: group root, expected wheel"]
+    # a symbolic mode's X and its umask: the directory's own
+    directory = dict(seen, type="directory", mode=0o700)
+    assert file_drift({"path": "/d", "state": "directory", "mode": "go+rX"}, dict(directory, mode=0o755)) == []
+    assert file_drift({"path": "/d", "state": "directory", "mode": "+rx"}, directory, umask=0o077) == []
+    assert file_drift({"path": "/d", "state": "directory", "mode": "+rx"}, directory) == ["/d: mode 0700, expected 0755"]
+    with pytest.raises(FileAttributeError):
+        file_drift({"path": "/f", "mode": "rw-r--r--"}, seen)
 
 
 def test_line_rules_follow_lineinfile():
@@ -274,12 +297,14 @@ def test_databases_and_commands():
 
 
 def test_one_file_item_spec_then_each_module_s_own_keys():
-    check = file_item_options(["file", "present"], mode=dict(type="str"))
-    write = file_item_options(["file"], mode=dict(type="raw"), backup=dict(type="bool", default=False))
-    common = ["path", "state", "content", "checksum", "owner", "group"]
-    assert list(check) == common + ["mode"] and list(write) == common + ["mode", "backup"]
+    check = file_item_options(["file", "present"])
+    write = file_item_options(["file"], backup=dict(type="bool", default=False))
+    common = ["path", "state", "content", "checksum", "owner", "group", "mode"]
+    assert list(check) == common and list(write) == common + ["backup"]
     assert check["state"] == {"type": "str", "choices": ["file", "present"], "default": "file"}
-    assert check["path"] == write["path"] == {"type": "path", "required": True} and write["mode"] == {"type": "raw"}
+    assert check["path"] == write["path"] == {"type": "path", "required": True}
+    # mode is raw in both: an int (an unquoted YAML 0644) reaches each module as the int, read by _file_attributes
+    assert check["mode"] == write["mode"] == {"type": "raw"}
     # each call makes its own dicts: one module's spec cannot change the other's
     check["path"]["required"] = False
     assert write["path"]["required"] is True

@@ -93,6 +93,8 @@ def test_items_that_mean_nothing_fail_before_anything_is_written(tmp_path):
         ({"path": str(tmp_path / "x")}, "state=file needs content"),
         ({"path": str(tmp_path / "d"), "state": "directory", "content": "x"}, "content, validate and backup are for state=file only"),
         ({"path": str(tmp_path / "x"), "content": "x", "validate": "slurmd -C"}, "validate must contain %s"),
+        ({"path": str(tmp_path / "x"), "content": "x", "mode": "u+q"}, "mode 'u+q' is not octal or symbolic"),
+        ({"path": str(tmp_path / "x"), "content": "x", "group": "-1"}, "group '-1' is not a name or a numeric id"),
     ]
     for item, message in bad:
         result = run_main(managed_files.main, {"files": _items(tmp_path) + [item]}, expect=Fail)

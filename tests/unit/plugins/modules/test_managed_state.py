@@ -134,7 +134,9 @@ def test_tool_output_it_cannot_read_fails_cleanly(monkeypatch):
 
 def test_bad_mode_is_refused(tmp_path):
     result = run_main(managed_state.main, {"files": [{"path": str(tmp_path), "mode": "rw-r--r--"}]}, expect=Fail)
-    assert "is not octal" in result["msg"]
+    assert result["msg"] == "files: %s: mode 'rw-r--r--' is not octal or symbolic (bad symbolic permission for mode: rw-r--r--)" % tmp_path
+    result = run_main(managed_state.main, {"files": [{"path": str(tmp_path), "owner": "-1"}]}, expect=Fail)
+    assert result["msg"] == "files: %s: owner '-1' is not a name or a numeric id (ids are 0 or more)" % tmp_path
 
 
 def test_databases_users_and_commands_in_the_same_call(monkeypatch):
