@@ -1,12 +1,18 @@
 # Copyright: contributors to gpucluster.training
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""slurm_common's reconfigure handler when slurmctld refuses the new configuration: the real role
-tasks, with a test double for scontrol (refuses the first reconfigure, accepts the second). No
-Molecule scenario reaches this path: the configuration is checked by slurmd -C / the accept rules
-before it is written."""
+"""slurm_common's reconfigure handler when slurmctld refuses the new configuration, and when it is
+not running: the real role tasks, with test doubles for scontrol (refuses the first reconfigure,
+accepts the second) and systemctl (slurmctld active or not). No Molecule scenario reaches the
+refusal: the configuration is checked by slurmd -C / the accept rules before it is written."""
 
 import stat
+
+
+def _fake(directory, name, body):
+    tool = directory / name
+    tool.write_text("#!/bin/sh\n" + body)
+    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
 
 
 def test_refused_configuration_is_rolled_back_and_every_host_fails(run_playbook, tmp_path):
@@ -22,6 +28,7 @@ def test_refused_configuration_is_rolled_back_and_every_host_fails(run_playbook,
         "#!/bin/sh\necho \"$*\" >> %s\n" % calls
         + "grep -q ClusterName=new %s && { echo 'scontrol: error: Invalid argument' >&2; exit 1; }\nexit 0\n" % (conf / "slurm.conf"))
     scontrol.chmod(scontrol.stat().st_mode | stat.S_IEXEC)
+    _fake(fake, "systemctl", "exit 0\n")  # slurmctld is active
     result = run_playbook("tests/harness/playbooks/slurm_reconfigure.yml", "-i", "tests/harness/inventories/slurm-render/hosts.yml",
                           "-e", "fake_bin=%s conf_dir=%s" % (fake, conf), "-e", "__slurm_common_reconfigure_retries=1")
     out = result.stdout + result.stderr
@@ -34,3 +41,26 @@ def test_refused_configuration_is_rolled_back_and_every_host_fails(run_playbook,
     assert "still in the play" not in out, out
     assert "slurmctld refused the new configuration (scontrol reconfigure: scontrol: error: Invalid argument)" in out, out
     assert "The previous slurm.conf was restored from %s/slurm.conf.bak and reconfigured" % conf in out, out
+
+
+def test_stopped_slurmctld_is_not_asked_and_nothing_is_put_back(run_playbook, tmp_path):
+    """A slurmctld an operator stopped, with a changed slurm.conf: scontrol reconfigure cannot reach
+    it, which before failed every retry and put the previous file back as if slurmctld had refused
+    the new one. Now it is not asked: the new file stays, for slurmctld to read when it starts."""
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "slurm.conf").write_text("ClusterName=new\n")
+    (conf / "slurm.conf.bak").write_text("ClusterName=previous\n")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    calls = tmp_path / "calls"
+    _fake(fake, "scontrol", "echo \"$*\" >> %s\nexit 1\n" % calls)
+    _fake(fake, "systemctl", "echo \"$*\" >> %s\nexit 3\n" % calls)  # inactive
+    result = run_playbook("tests/harness/playbooks/slurm_reconfigure.yml", "-i", "tests/harness/inventories/slurm-render/hosts.yml",
+                          "-e", "fake_bin=%s conf_dir=%s" % (fake, conf), "-e", "__slurm_common_reconfigure_retries=1")
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert (conf / "slurm.conf").read_text() == "ClusterName=new\n", out
+    assert calls.read_text().splitlines() == ["is-active --quiet slurmctld"], out
+    assert "slurmctld is not running on ctl1: not reconfigured; it reads the new configuration when it starts" in out, out
+    assert out.count("still in the play") >= 3, out
