@@ -45,6 +45,8 @@ from ansible_collections.gpucluster.training.plugins.module_utils._file_attribut
 
 # ansible.builtin.systemd counts these as running (started: nothing to do)
 RUNNING_STATES = ("active", "activating", "reloading")
+# how a service's drift says it was not running (service_drift writes it, service_down reads it)
+NOT_STARTED = ", expected started"
 # UnitFileState values for which `systemctl is-enabled` exits 0 (enabled: nothing to do)
 ENABLED_STATES = ("enabled", "enabled-runtime", "static", "alias", "indirect", "generated", "linked", "linked-runtime")
 BOOL_TRUE = ("y", "yes", "on", "1", "true", "t")
@@ -307,7 +309,7 @@ def service_drift(item, seen):
     drift = []
     active = seen.get("ActiveState", "")
     if item.get("started") is True and active not in RUNNING_STATES:
-        drift.append("service %s: %s, expected started" % (name, active))
+        drift.append("service %s: %s%s" % (name, active, NOT_STARTED))
     if item.get("started") is False and active in RUNNING_STATES:
         drift.append("service %s: %s, expected stopped" % (name, active))
     enabled = seen.get("UnitFileState", "")
@@ -501,6 +503,19 @@ def state_drifted(state, kinds, names=None):
         return True
     wanted = None if names is None else set(names)
     return any(record.get("kind") in kinds and (wanted is None or record.get("name") in wanted)
+               for record in state["drift_items"])
+
+
+def service_down(state, name):
+    """Whether a managed_state result says the service name was not running when it was checked:
+    its unit unknown (not installed yet) or not started. The change steps then start it after every
+    file they write, so a restart notified by those files is redundant. False when the result holds
+    no check (skipped, a fast path turned off, no result at all): the restart runs as it would
+    without the check."""
+    if not isinstance(state, dict) or not isinstance(state.get("drift_items"), list):
+        return False
+    return any(record.get("kind") == "services" and record.get("name") == name
+               and (record.get("missing") or any(line.endswith(NOT_STARTED) for line in record.get("drift", [])))
                for record in state["drift_items"])
 
 
