@@ -15,7 +15,10 @@ def _fake(directory, name, body):
     tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
 
 
-def test_refused_configuration_is_rolled_back_and_every_host_fails(run_playbook, tmp_path):
+def _reconfigure(run_playbook, tmp_path, scontrol, systemctl):
+    """The handler's body on a new slurm.conf with a backup of the previous one; scontrol and
+    systemctl are the doubles' shell bodies, formatted with calls (the file each call is logged to)
+    and conf (the slurm.conf directory). Returns the output, the return code, conf and calls."""
     conf = tmp_path / "etc"
     conf.mkdir()
     (conf / "slurm.conf").write_text("ClusterName=new\n")
@@ -23,16 +26,20 @@ def test_refused_configuration_is_rolled_back_and_every_host_fails(run_playbook,
     fake = tmp_path / "bin"
     fake.mkdir()
     calls = tmp_path / "calls"
-    scontrol = fake / "scontrol"
-    scontrol.write_text(
-        "#!/bin/sh\necho \"$*\" >> %s\n" % calls
-        + "grep -q ClusterName=new %s && { echo 'scontrol: error: Invalid argument' >&2; exit 1; }\nexit 0\n" % (conf / "slurm.conf"))
-    scontrol.chmod(scontrol.stat().st_mode | stat.S_IEXEC)
-    _fake(fake, "systemctl", "exit 0\n")  # slurmctld is active
+    _fake(fake, "scontrol", scontrol.format(calls=calls, conf=conf))
+    _fake(fake, "systemctl", systemctl.format(calls=calls, conf=conf))
     result = run_playbook("tests/harness/playbooks/slurm_reconfigure.yml", "-i", "tests/harness/inventories/slurm-render/hosts.yml",
                           "-e", "fake_bin=%s conf_dir=%s" % (fake, conf), "-e", "__slurm_common_reconfigure_retries=1")
-    out = result.stdout + result.stderr
-    assert result.returncode == 2, out
+    return result.stdout + result.stderr, result.returncode, conf, calls
+
+
+def test_refused_configuration_is_rolled_back_and_every_host_fails(run_playbook, tmp_path):
+    out, returncode, conf, calls = _reconfigure(
+        run_playbook, tmp_path,
+        scontrol="echo \"$*\" >> {calls}\n"
+                 "grep -q ClusterName=new {conf}/slurm.conf && {{ echo 'scontrol: error: Invalid argument' >&2; exit 1; }}\nexit 0\n",
+        systemctl="exit 0\n")  # slurmctld is active
+    assert returncode == 2, out
     assert (conf / "slurm.conf").read_text() == "ClusterName=previous\n", out
     # refused twice (retries=1), then the restored file accepted
     assert calls.read_text().splitlines() == ["reconfigure"] * 3, out
@@ -47,19 +54,9 @@ def test_stopped_slurmctld_is_not_asked_and_nothing_is_put_back(run_playbook, tm
     """A slurmctld an operator stopped, with a changed slurm.conf: scontrol reconfigure cannot reach
     it, which before failed every retry and put the previous file back as if slurmctld had refused
     the new one. Now it is not asked: the new file stays, for slurmctld to read when it starts."""
-    conf = tmp_path / "etc"
-    conf.mkdir()
-    (conf / "slurm.conf").write_text("ClusterName=new\n")
-    (conf / "slurm.conf.bak").write_text("ClusterName=previous\n")
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    calls = tmp_path / "calls"
-    _fake(fake, "scontrol", "echo \"$*\" >> %s\nexit 1\n" % calls)
-    _fake(fake, "systemctl", "echo \"$*\" >> %s\nexit 3\n" % calls)  # inactive
-    result = run_playbook("tests/harness/playbooks/slurm_reconfigure.yml", "-i", "tests/harness/inventories/slurm-render/hosts.yml",
-                          "-e", "fake_bin=%s conf_dir=%s" % (fake, conf), "-e", "__slurm_common_reconfigure_retries=1")
-    out = result.stdout + result.stderr
-    assert result.returncode == 0, out
+    out, returncode, conf, calls = _reconfigure(run_playbook, tmp_path, scontrol="echo \"$*\" >> {calls}\nexit 1\n",
+                                                systemctl="echo \"$*\" >> {calls}\nexit 3\n")  # inactive
+    assert returncode == 0, out
     assert (conf / "slurm.conf").read_text() == "ClusterName=new\n", out
     assert calls.read_text().splitlines() == ["is-active --quiet slurmctld"], out
     assert "slurmctld is not running on ctl1: not reconfigured; it reads the new configuration when it starts" in out, out
