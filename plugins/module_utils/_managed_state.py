@@ -519,6 +519,54 @@ def service_down(state, name):
                for record in state["drift_items"])
 
 
+def state_parts(state, parts):
+    """One managed_state result of a call that compared several parts' items at once (site.yml's
+    check play: each stage's items in one call per host) -> {part: result of that part alone}.
+
+    parts maps a part's name to its items as they were passed ({kind: [item, ...]}). A part's result
+    has the keys of a managed_state result: in_sync, drift and drift_items (the records of its own
+    items, matched by kind and the field that names the item), checked (its items per kind), msg,
+    and found (the whole call's: what was read, not compared). A record that no part's items name
+    counts for every part, so that no part is in sync on a drift it cannot place."""
+    if not isinstance(state, dict) or not isinstance(state.get("drift_items"), list):
+        raise ManagedStateError("not a managed_state result (no drift_items): %r" % (type(state).__name__,))
+    if not isinstance(parts, dict):
+        raise ManagedStateError("parts must map a part's name to its items, not %s" % type(parts).__name__)
+    keys = {}
+    for part, items in parts.items():
+        if not isinstance(items, dict):
+            raise ManagedStateError("part %s: items must map a kind to a list, not %s" % (part, type(items).__name__))
+        unknown = sorted(set(items) - set(ITEM_KEY))
+        if unknown:
+            raise ManagedStateError("part %s: unknown kinds %s (known: %s)" % (part, unknown, ", ".join(sorted(ITEM_KEY))))
+        keys[part] = set()
+        for kind, listed in items.items():
+            for item in listed or []:
+                if not isinstance(item, dict) or ITEM_KEY[kind] not in item:
+                    raise ManagedStateError("part %s: an item of %s has no %s: %r" % (part, kind, ITEM_KEY[kind], item))
+                keys[part].add((kind, item[ITEM_KEY[kind]]))
+    placed = set().union(*keys.values()) if keys else set()
+    results = {}
+    for part, items in parts.items():
+        records = [record for record in state["drift_items"]
+                   if (record.get("kind"), record.get("name")) in keys[part]
+                   or (record.get("kind"), record.get("name")) not in placed]
+        drift = [line for record in records for line in record.get("drift", [])]
+        checked = dict((kind, len(listed or [])) for kind, listed in items.items())
+        total = sum(checked.values())
+        results[part] = {
+            "changed": False,
+            "in_sync": not records,
+            "drift": drift,
+            "drift_items": records,
+            "checked": checked,
+            "found": state.get("found", {}),
+            "msg": ("in sync: %d item(s) checked" % total) if not records
+            else "%d difference(s) in %d item(s) checked" % (len(drift), total),
+        }
+    return results
+
+
 def found_groups(items, gids):
     """{name: gid} of the groups asked (any state) that the host has; gids maps a name to its gid or None."""
     return dict((item["name"], gids[item["name"]]) for item in items if gids.get(item["name"]) is not None)
