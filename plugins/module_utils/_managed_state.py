@@ -519,6 +519,37 @@ def service_down(state, name):
                for record in state["drift_items"])
 
 
+def content_sha1(content):
+    """The SHA-1 (hex) a file item's expected content is compared by: that of its UTF-8 bytes (as
+    ansible's copy and template write text)."""
+    return hashlib.sha1(content.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def items_by_checksum(items):
+    """A role's items ({kind: [item, ...]}) with each file's expected content replaced by its SHA-1, the
+    way managed_state compares it anyway (the SHA-1 of the content's UTF-8 bytes): the same check, whose
+    arguments, and the facts that hold them until the call, are the size of a hash instead of the file.
+    A file item with a checksum already, or without text content, and the other kinds are kept as given."""
+    if not isinstance(items, dict):
+        raise ManagedStateError("items must map a kind to a list, not %s" % type(items).__name__)
+    unknown = sorted(set(items) - set(ITEM_KEY))
+    if unknown:
+        raise ManagedStateError("unknown kinds %s (known: %s)" % (unknown, ", ".join(sorted(ITEM_KEY))))
+    result = dict(items)
+    files = []
+    for item in items.get("files") or []:
+        if not isinstance(item, dict) or "path" not in item:
+            raise ManagedStateError("an item of files has no path: %r" % (item,))
+        content = item.get("content")
+        if isinstance(content, str) and item.get("checksum") is None:
+            item = dict((key, value) for key, value in item.items() if key != "content")
+            item["checksum"] = content_sha1(content)
+        files.append(item)
+    if "files" in items:
+        result["files"] = files
+    return result
+
+
 def state_parts(state, parts):
     """One managed_state result of a call that compared several parts' items at once (site.yml's
     check play: each stage's items in one call per host) -> {part: result of that part alone}.

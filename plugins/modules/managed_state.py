@@ -423,19 +423,17 @@ msg:
 """
 
 import grp
-import hashlib
 import os
 import pwd
 import stat
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_bytes
 
 from ansible_collections.gpucluster.training.plugins.module_utils._file_attributes import FileAttributeError, file_attributes
 from ansible_collections.gpucluster.training.plugins.module_utils._file_write import process_umask
 from ansible_collections.gpucluster.training.plugins.module_utils._managed_state import (
-    DPKG_FORMAT, RPM_FORMAT, SYSTEMCTL_PROPERTIES, ManagedStateError, block_drift, command_drift, drift_record, file_drift,
-    file_item_options, found_groups, group_drift, line_drift, mysql_database_drift, mysql_user_drift, package_drift,
+    DPKG_FORMAT, RPM_FORMAT, SYSTEMCTL_PROPERTIES, ManagedStateError, block_drift, command_drift, content_sha1, drift_record,
+    file_drift, file_item_options, found_groups, group_drift, line_drift, mysql_database_drift, mysql_user_drift, package_drift,
     parse_dpkg_query, parse_rpm_query, parse_systemctl_show, service_drift, sysctl_drift, sysctl_proc_path, user_drift)
 from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_read import LANG_C, read_text
 
@@ -480,7 +478,7 @@ def check_files(module, items):
     for item in items:
         item = dict(item)
         if item.get("checksum") is None and item.get("content") is not None:
-            item["checksum"] = hashlib.sha1(to_bytes(item["content"], errors="surrogate_or_strict")).hexdigest()
+            item["checksum"] = content_sha1(item["content"])
         seen = stat_file(module, item)
         records.extend(record("files", item, file_drift(item, seen, id_of, umask), seen is None and item.get("state") != "absent"))
     return records
