@@ -530,16 +530,10 @@ def items_by_checksum(items):
     way managed_state compares it anyway (the SHA-1 of the content's UTF-8 bytes): the same check, whose
     arguments, and the facts that hold them until the call, are the size of a hash instead of the file.
     A file item with a checksum already, or without text content, and the other kinds are kept as given."""
-    if not isinstance(items, dict):
-        raise ManagedStateError("items must map a kind to a list, not %s" % type(items).__name__)
-    unknown = sorted(set(items) - set(ITEM_KEY))
-    if unknown:
-        raise ManagedStateError("unknown kinds %s (known: %s)" % (unknown, ", ".join(sorted(ITEM_KEY))))
+    _item_keys(items)
     result = dict(items)
     files = []
     for item in items.get("files") or []:
-        if not isinstance(item, dict) or "path" not in item:
-            raise ManagedStateError("an item of files has no path: %r" % (item,))
         content = item.get("content")
         if isinstance(content, str) and item.get("checksum") is None:
             item = dict((key, value) for key, value in item.items() if key != "content")
@@ -563,19 +557,7 @@ def state_parts(state, parts):
         raise ManagedStateError("not a managed_state result (no drift_items): %r" % (type(state).__name__,))
     if not isinstance(parts, dict):
         raise ManagedStateError("parts must map a part's name to its items, not %s" % type(parts).__name__)
-    keys = {}
-    for part, items in parts.items():
-        if not isinstance(items, dict):
-            raise ManagedStateError("part %s: items must map a kind to a list, not %s" % (part, type(items).__name__))
-        unknown = sorted(set(items) - set(ITEM_KEY))
-        if unknown:
-            raise ManagedStateError("part %s: unknown kinds %s (known: %s)" % (part, unknown, ", ".join(sorted(ITEM_KEY))))
-        keys[part] = set()
-        for kind, listed in items.items():
-            for item in listed or []:
-                if not isinstance(item, dict) or ITEM_KEY[kind] not in item:
-                    raise ManagedStateError("part %s: an item of %s has no %s: %r" % (part, kind, ITEM_KEY[kind], item))
-                keys[part].add((kind, item[ITEM_KEY[kind]]))
+    keys = dict((part, _item_keys(items, "part %s: " % part)) for part, items in parts.items())
     placed = set().union(*keys.values()) if keys else set()
     results = {}
     for part, items in parts.items():
@@ -584,7 +566,6 @@ def state_parts(state, parts):
                    or (record.get("kind"), record.get("name")) not in placed]
         drift = [line for record in records for line in record.get("drift", [])]
         checked = dict((kind, len(listed or [])) for kind, listed in items.items())
-        total = sum(checked.values())
         results[part] = {
             "changed": False,
             "in_sync": not records,
@@ -592,10 +573,45 @@ def state_parts(state, parts):
             "drift_items": records,
             "checked": checked,
             "found": state.get("found", {}),
-            "msg": ("in sync: %d item(s) checked" % total) if not records
-            else "%d difference(s) in %d item(s) checked" % (len(drift), total),
+            "msg": state_msg(drift, checked),
         }
     return results
+
+
+def items_union(parts):
+    """Several parts' items ({part: {kind: [item, ...]}}) -> the items of one managed_state call
+    that compares them all: every kind, each the parts' items of that kind in the parts' order."""
+    if not isinstance(parts, dict):
+        raise ManagedStateError("parts must map a part's name to its items, not %s" % type(parts).__name__)
+    for part, items in parts.items():
+        _item_keys(items, "part %s: " % part)
+    return dict((kind, [item for items in parts.values() for item in items.get(kind) or []]) for kind in ITEM_KEY)
+
+
+def state_msg(drift, checked):
+    """The one line a managed_state result says: in sync, or how many differences, given its drift
+    lines and the count of items checked per kind."""
+    total = sum(checked.values())
+    if not drift:
+        return "in sync: %d item(s) checked" % total
+    return "%d difference(s) in %d item(s) checked" % (len(drift), total)
+
+
+def _item_keys(items, where=""):
+    """The (kind, name) of every item of a role's items ({kind: [item, ...]}), after checking that
+    they are such a mapping of known kinds whose items carry the field that names them."""
+    if not isinstance(items, dict):
+        raise ManagedStateError("%sitems must map a kind to a list, not %s" % (where, type(items).__name__))
+    unknown = sorted(set(items) - set(ITEM_KEY))
+    if unknown:
+        raise ManagedStateError("%sunknown kinds %s (known: %s)" % (where, unknown, ", ".join(sorted(ITEM_KEY))))
+    keys = set()
+    for kind, listed in items.items():
+        for item in listed or []:
+            if not isinstance(item, dict) or ITEM_KEY[kind] not in item:
+                raise ManagedStateError("%san item of %s has no %s: %r" % (where, kind, ITEM_KEY[kind], item))
+            keys.add((kind, item[ITEM_KEY[kind]]))
+    return keys
 
 
 def found_groups(items, gids):

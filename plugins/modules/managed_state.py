@@ -432,9 +432,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpucluster.training.plugins.module_utils._file_attributes import FileAttributeError, file_attributes
 from ansible_collections.gpucluster.training.plugins.module_utils._file_write import process_umask
 from ansible_collections.gpucluster.training.plugins.module_utils._managed_state import (
-    DPKG_FORMAT, RPM_FORMAT, SYSTEMCTL_PROPERTIES, ManagedStateError, block_drift, command_drift, content_sha1, drift_record,
+    DPKG_FORMAT, ITEM_KEY, RPM_FORMAT, SYSTEMCTL_PROPERTIES, ManagedStateError, block_drift, command_drift, content_sha1, drift_record,
     file_drift, file_item_options, found_groups, group_drift, line_drift, mysql_database_drift, mysql_user_drift, package_drift,
-    parse_dpkg_query, parse_rpm_query, parse_systemctl_show, service_drift, sysctl_drift, sysctl_proc_path, user_drift)
+    parse_dpkg_query, parse_rpm_query, parse_systemctl_show, service_drift, state_msg, sysctl_drift, sysctl_proc_path, user_drift)
 from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_read import LANG_C, read_text
 
 
@@ -753,12 +753,9 @@ def main():
     except ManagedStateError as exc:
         module.fail_json(msg=str(exc))
     drift = [line for entry in records for line in entry["drift"]]
-    kinds = ("files", "lines", "blocks", "sysctls", "users", "groups", "packages", "services", "mysql_databases", "mysql_users", "commands")
-    checked = dict((kind, len(params[kind])) for kind in kinds)
-    total = sum(checked.values())
-    msg = ("in sync: %d item(s) checked" % total) if not drift else ("%d difference(s) in %d item(s) checked" % (len(drift), total))
+    checked = dict((kind, len(params[kind])) for kind in ITEM_KEY)
     module.exit_json(changed=False, in_sync=not drift, drift=drift, drift_items=records, checked=checked,
-                     found={"groups": found_groups(params["groups"], gids), "commands": outputs}, msg=msg)
+                     found={"groups": found_groups(params["groups"], gids), "commands": outputs}, msg=state_msg(drift, checked))
 
 
 if __name__ == "__main__":

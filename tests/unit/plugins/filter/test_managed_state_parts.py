@@ -11,11 +11,13 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpucluster.training.plugins.filter.managed_items_union import FilterModule as UnionFilters
 from ansible_collections.gpucluster.training.plugins.filter.managed_state_parts import FilterModule
 from ansible_collections.gpucluster.training.plugins.module_utils._managed_state import (
     drift_record, package_drift, parse_dpkg_query, service_drift)
 
 PARTS = FilterModule().filters()["managed_state_parts"]
+UNION = UnionFilters().filters()["managed_items_union"]
 
 RDMA = {"files": [{"path": "/etc/nccl.conf", "content": "NCCL_IB_HCA=mlx5_0\n"}],
         "packages": [{"name": "rdma-core"}, {"name": "ibverbs-utils"}]}
@@ -88,3 +90,30 @@ def test_a_record_no_part_names_counts_for_every_part():
 def test_malformed_input_fails_with_a_message(state, parts, message):
     with pytest.raises(AnsibleFilterError, match=re.escape(message)):
         PARTS(state, parts)
+
+
+def test_union_joins_every_kind_in_the_parts_order():
+    union = UNION({"rdma": RDMA, "slurm": SLURM})
+    assert union["files"] == RDMA["files"] + SLURM["files"]
+    assert union["packages"] == RDMA["packages"] + SLURM["packages"]
+    assert union["services"] == SLURM["services"]
+    assert union["users"] == [] and union["mysql_users"] == []
+    assert sorted(union) == sorted(["files", "lines", "blocks", "sysctls", "groups", "users", "packages", "services",
+                                    "mysql_databases", "mysql_users", "commands"])
+
+
+def test_union_then_split_gives_each_part_its_own_checked_counts():
+    union = UNION({"rdma": RDMA, "slurm": SLURM})
+    states = PARTS(_result(), {"rdma": RDMA, "slurm": SLURM})
+    assert sum(len(items) for items in union.values()) == sum(sum(s["checked"].values()) for s in states.values())
+    assert states["rdma"]["msg"] == "in sync: 3 item(s) checked"
+
+
+@pytest.mark.parametrize("parts, message", [
+    (["x"], "parts must map a part's name"),
+    ({"rdma": {"disks": []}}, "part rdma: unknown kinds ['disks']"),
+    ({"slurm": {"services": [{"started": True}]}}, "part slurm: an item of services has no name"),
+])
+def test_union_refuses_what_is_not_items(parts, message):
+    with pytest.raises(AnsibleFilterError, match=re.escape(message)):
+        UNION(parts)
