@@ -23,6 +23,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torchrun_compat  # noqa: E402  pylint: disable=wrong-import-position
 
 
+def say(line):
+    """One line of the job log in one write: with unbuffered output (torchrun's log redirects) print()
+    writes the text and its newline apart, and a reader that prefixes each line with its rank
+    ([default0]:) can read between them and glue the next prefix onto this line."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=5)
@@ -44,7 +52,7 @@ def main(argv=None):
     hosts = [None] * world
     dist.all_gather_object(hosts, "%s/%s" % (socket.gethostname(), os.environ.get("LOCAL_RANK", "0")))
     if rank == 0:
-        print("smoke: world_size=%d backend=%s ranks=%s" % (world, dist.get_backend(), ",".join(hosts)), flush=True)
+        say("smoke: world_size=%d backend=%s ranks=%s" % (world, dist.get_backend(), ",".join(hosts)))
 
     for step in range(1, args.steps + 1):
         optimizer.zero_grad()
@@ -55,11 +63,11 @@ def main(argv=None):
         dist.all_reduce(mean)
         mean /= world
         if rank == 0:
-            print("smoke: step %d loss %.6f" % (step, mean.item()), flush=True)
+            say("smoke: step %d loss %.6f" % (step, mean.item()))
 
     dist.barrier()
     if rank == 0:
-        print("smoke: done", flush=True)
+        say("smoke: done")
     dist.destroy_process_group()
     return 0
 
