@@ -82,7 +82,14 @@ for s in $scenarios; do  # one name a line: word splitting is wanted here
   if [[ $rc != 0 ]]; then
     failed=$((failed + 1))
     printf '\n===== molecule %s FAILED: last lines of %s\n' "$s" "$logs/$s.log"
-    tail -n 120 "$logs/$s.log"
+    tail -n 60 "$logs/$s.log"
+    # A task that retried prints a line per retry, which can push its failure out of the tail:
+    # print the last failed task itself (colours off, long lines cut).
+    last=$(grep -n -E '(fatal|failed): \[' "$logs/$s.log" | tail -n 1 | cut -d: -f1)
+    if [[ -n $last ]]; then
+      printf '\n===== molecule %s: the last failed task (line %s of %s)\n' "$s" "$last" "$logs/$s.log"
+      sed -n "$((last > 3 ? last - 3 : 1)),$((last + 30))p" "$logs/$s.log" | sed 's/\x1b\[[0-9;]*m//g' | cut -c1-600
+    fi
   fi
 done
 ((failed == 0))
