@@ -555,9 +555,7 @@ def state_parts(state, parts):
     counts for every part, so that no part is in sync on a drift it cannot place."""
     if not isinstance(state, dict) or not isinstance(state.get("drift_items"), list):
         raise ManagedStateError("not a managed_state result (no drift_items): %r" % (type(state).__name__,))
-    if not isinstance(parts, dict):
-        raise ManagedStateError("parts must map a part's name to its items, not %s" % type(parts).__name__)
-    keys = dict((part, _item_keys(items, "part %s: " % part)) for part, items in parts.items())
+    keys = _parts_keys(parts)
     placed = set().union(*keys.values()) if keys else set()
     results = {}
     for part, items in parts.items():
@@ -581,10 +579,7 @@ def state_parts(state, parts):
 def items_union(parts):
     """Several parts' items ({part: {kind: [item, ...]}}) -> the items of one managed_state call
     that compares them all: every kind, each the parts' items of that kind in the parts' order."""
-    if not isinstance(parts, dict):
-        raise ManagedStateError("parts must map a part's name to its items, not %s" % type(parts).__name__)
-    for part, items in parts.items():
-        _item_keys(items, "part %s: " % part)
+    _parts_keys(parts)
     return dict((kind, [item for items in parts.values() for item in items.get(kind) or []]) for kind in ITEM_KEY)
 
 
@@ -595,6 +590,14 @@ def state_msg(drift, checked):
     if not drift:
         return "in sync: %d item(s) checked" % total
     return "%d difference(s) in %d item(s) checked" % (len(drift), total)
+
+
+def _parts_keys(parts):
+    """{part: the (kind, name) of its items} of several parts' items ({part: {kind: [item, ...]}}),
+    after checking that parts is such a mapping (each part's items as _item_keys checks them)."""
+    if not isinstance(parts, dict):
+        raise ManagedStateError("parts must map a part's name to its items, not %s" % type(parts).__name__)
+    return dict((part, _item_keys(items, "part %s: " % part)) for part, items in parts.items())
 
 
 def _item_keys(items, where=""):
