@@ -168,6 +168,28 @@ def test_bad_cluster_name_is_refused_before_any_host_changes():
     assert ctl.check_output("sha256sum /etc/slurm/slurm.conf") == before
 
 
+@pytest.mark.parametrize("extra, message", [
+    # the release the files are written for, unlike the one the hosts run (no pinned packages)
+    ('{"site_stages": ["slurm"], "slurm_common_version": "21.08.8"}',
+     r"slurm_common_version=21\.08\.8 but (\S+ has or would install Slurm \S+, )*cluster-ctl1 has or would install Slurm 22\.05\."),
+    # a cluster renamed by a typo: slurmctld would refuse its own saved state
+    ('{"site_stages": ["slurm"], "slurm_common_cluster_name": "gpuclustre"}',
+     r"slurm_common_cluster_name=gpuclustre but the saved state of slurmctld on cluster-ctl1 belongs to cluster gpucluster "
+     r"\(/var/lib/slurm/slurmctld/clustername\)"),
+])
+def test_a_value_unlike_the_running_cluster_is_refused_before_any_slurm_change(extra, message):
+    # read from the hosts in the Slurm preflight (the query every Slurm host answers in one call):
+    # refused before any Slurm play, slurm.conf byte for byte as it was
+    ctl = on(CTL)
+    before = ctl.check_output("sha256sum /etc/slurm/slurm.conf")
+    run = _playbook("site.yml", extra)
+    assert run.returncode != 0
+    assert re.search(message, re.sub(r"\s+", " ", run.stdout)), run.stdout[-3000:]
+    assert "PLAY [Slurm controller]" not in run.stdout
+    _no_host_changed(run)
+    assert ctl.check_output("sha256sum /etc/slurm/slurm.conf") == before
+
+
 def test_slurm_conf_that_slurm_cannot_parse_never_replaces_the_running_one():
     # a key no preflight knows of: Slurm's own parser (the template step's validate) refuses the
     # new file, so the running slurm.conf stays and the run fails naming Slurm's error
