@@ -176,6 +176,10 @@ def test_bad_cluster_name_is_refused_before_any_host_changes():
     ('{"site_stages": ["slurm"], "slurm_common_cluster_name": "gpuclustre"}',
      r"slurm_common_cluster_name=gpuclustre but the saved state of slurmctld on cluster-ctl1 belongs to cluster gpucluster "
      r"\(/var/lib/slurm/slurmctld/clustername\)"),
+    # the saved state moved by a typo: slurmctld would start on an empty directory, forgetting its jobs
+    ('{"site_stages": ["slurm"], "slurm_common_state_save_location": "/var/lib/slurm/slurmctl"}',
+     r"slurm_common_state_save_location=/var/lib/slurm/slurmctl but slurmctld on cluster-ctl1 keeps its saved state "
+     r"\(its jobs, nodes and reservations\) in /var/lib/slurm/slurmctld"),
 ])
 def test_a_value_unlike_the_running_cluster_is_refused_before_any_slurm_change(extra, message):
     # read from the hosts in the Slurm preflight (the query every Slurm host answers in one call):

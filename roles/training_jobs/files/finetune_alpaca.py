@@ -296,6 +296,9 @@ def main(argv=None):  # pylint: disable=too-many-locals,too-many-statements
                                    "" if loss_value is None else ", final loss %.4f" % loss_value))
     dist.barrier()
     dist.destroy_process_group()
+    # while the FSDP model still holds the process group: no destructor runs the teardown that
+    # can deadlock on Debian 12's torch (torchrun_compat.end_worker)
+    torchrun_compat.end_worker(0)
     return 0
 
 

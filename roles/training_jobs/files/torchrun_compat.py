@@ -15,6 +15,8 @@ Same arguments and behaviour as `torchrun` (torch.distributed.run), with two dif
 - A failed worker ends torchrun with the worker's exit code and one line naming the first failed
   rank, and a signal (Slurm's scancel, requeue or time limit) with 128 + its number, without a
   Python traceback of the launcher.
+
+The training scripts also end their workers through end_worker() (see there).
 """
 
 from __future__ import annotations
@@ -44,6 +46,24 @@ def patch():
 
     for module in modules:
         module.TCPStore = tcp_store
+
+
+def end_worker(code=0):
+    """End a training worker now, after its last collective, without torch's destructors.
+
+    PyTorch 1.13 (Debian 12's python3-torch) can deadlock tearing a gloo process group down: the
+    thread that drops the last reference (the DDP Reducer, when the model goes out of scope) holds
+    the GIL while ProcessGroupGloo's destructor joins its worker threads, and a worker still
+    finishing its last work item needs the GIL to free a tensor that has a Python object. Seen in
+    the lab's smoke job (molecule cluster, 5 December 2026): rank 1 hung for good after rank 0
+    printed 'smoke: done', its main thread in ProcessGroupGloo::~ProcessGroupGloo ->
+    std::thread::join, a gloo worker in c10::TensorImpl::destroy_pyobj_if_needed ->
+    PyEval_AcquireThread (gdb). It is a race, so most runs end. The caller has passed its final
+    barrier (every collective completed, every file closed): flush the output and exit without
+    running the destructors."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # pylint: disable=protected-access
 
 
 def main():
