@@ -174,7 +174,7 @@ def test_bad_cluster_name_is_refused_before_any_host_changes():
      r"slurm_common_version=21\.08\.8 but (\S+ has or would install Slurm \S+, )*cluster-ctl1 has or would install Slurm 22\.05\."),
     # a cluster renamed by a typo: slurmctld would refuse its own saved state
     ('{"site_stages": ["slurm"], "slurm_common_cluster_name": "gpuclustre"}',
-     r"slurm_common_cluster_name=gpuclustre but the saved state of slurmctld on cluster-ctl1 belongs to cluster gpucluster "
+     r"slurm_common_cluster_name=gpuclustre but the saved state of slurmctld on cluster-ctl1 belongs to cluster molecule "
      r"\(/var/lib/slurm/slurmctld/clustername\)"),
     # the saved state moved by a typo: slurmctld would start on an empty directory, forgetting its jobs
     ('{"site_stages": ["slurm"], "slurm_common_state_save_location": "/var/lib/slurm/slurmctl"}',
