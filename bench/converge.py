@@ -57,7 +57,7 @@ GOALS = {"rerun_over_floor": 4.0, "cold_over_limit": 1.5, "sweep_growth": 1.5, "
 ENV = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_FORCE_COLOR="false",
            CONTAINERS_CONF=os.environ.get("CONTAINERS_CONF", str(ROOT / "tools" / "containers.conf")),
            PATH="%s:%s" % (ROOT / ".venv" / "bin", os.environ.get("PATH", "")),
-           ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks,ansible.posix.timer",
+           ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks,ansible.posix.timer,gpucluster.training.preload",
            PROFILE_TASKS_TASK_OUTPUT_LIMIT="all", ANSIBLE_DEPRECATION_WARNINGS="false")
 
 

@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # as tools/lab.sh and the Makefile: without it podman fails here with "error setting rlimit type 7"
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$PWD/tools/containers.conf}
+# as ansible.cfg (Molecule writes an ansible.cfg of its own): the collection's Jinja plugins loaded
+# once per playbook run instead of once per task and host (plugins/callback/preload.py)
+export ANSIBLE_CALLBACKS_ENABLED=gpucluster.training.preload
 scenario=${1:?usage: tools/molecule.sh <scenario> [command]}; shift
 cmd=${1:-test}; shift || true
 .venv/bin/python - "$scenario" <<'PY'

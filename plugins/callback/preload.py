@@ -1,0 +1,68 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Load this collection's filter, test and lookup plugins once in ansible-playbook's own process,
+so that every task's worker process (a fork of it) starts with them loaded."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: preload
+type: aggregate
+version_added: 0.1.0
+author:
+  - gpucluster.training maintainers (@gpucluster)
+short_description: Load the collection's Jinja plugins once, before the first task
+description:
+  - ansible-playbook runs each task on each host in a new process forked from its own, and a
+    template that names a filter of a collection makes that process load the collection's filter
+    files one by one until it finds the filter (ansible-core 2.19), a lookup's documentation parsed
+    for its options. Nothing of it is kept for the next task. This callback loads every filter, test
+    and lookup plugin of gpucluster.training in ansible-playbook's own process when the playbook
+    starts, so each worker process has them already. It prints nothing and changes no result.
+  - Enabled by the collection's C(ansible.cfg) (C(callbacks_enabled)). On the lab, a whole
+    C(site.yml) rerun used about 2 s less processor time with it (README, Speed of a rerun).
+requirements:
+  - enabled in callbacks_enabled
+"""
+
+import os
+
+from ansible.plugins.callback import CallbackBase
+from ansible.plugins.loader import filter_loader, lookup_loader, test_loader
+
+COLLECTION = "gpucluster.training"
+_PLUGINS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def plugin_files(kind, root=_PLUGINS):
+    """The plugin names of one kind (the .py files of plugins/<kind>, without __init__)."""
+    folder = os.path.join(root, kind)
+    if not os.path.isdir(folder):
+        return []
+    return sorted(name[:-3] for name in os.listdir(folder) if name.endswith(".py") and not name.startswith("_"))
+
+
+class CallbackModule(CallbackBase):
+    """Resolve each Jinja plugin of the collection through Ansible's own loaders, once."""
+
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "aggregate"
+    CALLBACK_NAME = "gpucluster.training.preload"
+    CALLBACK_NEEDS_ENABLED = True
+
+    def v2_playbook_on_start(self, playbook):
+        for kind, loader in (("filter", filter_loader), ("test", test_loader)):
+            for name in plugin_files(kind):
+                # the file's plugins are found by their function names; the first one loads the file
+                # (and, as a worker would, every file of the collection before it)
+                try:
+                    loader.get("%s.%s" % (COLLECTION, name))
+                except Exception as exc:  # pylint: disable=broad-except
+                    # a plugin that fails to load fails where a task uses it, with Ansible's message
+                    self._display.vvv("preload: %s %s not loaded: %s" % (kind, name, exc))
+        for name in plugin_files("lookup"):
+            try:
+                lookup_loader.get("%s.%s" % (COLLECTION, name))
+            except Exception as exc:  # pylint: disable=broad-except
+                self._display.vvv("preload: lookup %s not loaded: %s" % (name, exc))
