@@ -43,4 +43,3 @@ def test_facts_are_read_from_ansible_facts(path):
 def test_the_check_finds_a_top_level_fact():
     assert top_level_facts("{{ ansible_os_family }} {{ ansible_facts['os_family'] }} {{ ansible_local.x }} "
                            "{{ hostvars[h]['ansible_default_ipv4'] }}") == ["ansible_default_ipv4", "ansible_os_family"]
-
