@@ -32,7 +32,7 @@ from ansible.plugins.callback import CallbackBase
 from ansible.plugins.loader import filter_loader, lookup_loader, test_loader
 
 COLLECTION = "gpucluster.training"
-_PLUGINS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_PLUGINS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def plugin_files(kind, root=_PLUGINS):
@@ -52,17 +52,12 @@ class CallbackModule(CallbackBase):
     CALLBACK_NEEDS_ENABLED = True
 
     def v2_playbook_on_start(self, playbook):
-        for kind, loader in (("filter", filter_loader), ("test", test_loader)):
+        for kind, loader in (("filter", filter_loader), ("test", test_loader), ("lookup", lookup_loader)):
             for name in plugin_files(kind):
-                # the file's plugins are found by their function names; the first one loads the file
-                # (and, as a worker would, every file of the collection before it)
+                # a filter or test file's plugins are found by their function names: the first one
+                # loads the file (and, as a worker would, every file of the collection before it)
                 try:
                     loader.get("%s.%s" % (COLLECTION, name))
                 except Exception as exc:  # pylint: disable=broad-except
                     # a plugin that fails to load fails where a task uses it, with Ansible's message
                     self._display.vvv("preload: %s %s not loaded: %s" % (kind, name, exc))
-        for name in plugin_files("lookup"):
-            try:
-                lookup_loader.get("%s.%s" % (COLLECTION, name))
-            except Exception as exc:  # pylint: disable=broad-except
-                self._display.vvv("preload: lookup %s not loaded: %s" % (name, exc))

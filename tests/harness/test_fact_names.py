@@ -37,7 +37,7 @@ def top_level_facts(text):
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(ROOT)) for p in FILES])
 def test_facts_are_read_from_ansible_facts(path):
     found = top_level_facts(path.read_text())
-    assert not found, "read these as ansible_facts['<name without ansible_>'] (inject_facts_as_vars is false): %s" % found
+    assert not found, "read these as ansible_facts['<name without ansible_>'] (top-level facts are deprecated in ansible-core 2.19): %s" % found
 
 
 def test_the_check_finds_a_top_level_fact():
