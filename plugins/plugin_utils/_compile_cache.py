@@ -1,0 +1,292 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""One run's cache of the Python code Jinja generates from a template's source.
+
+ansible-core 2.19 parses and compiles every template and conditional each time it renders one
+(no cache), and it renders a task's templates in a new process forked for each task and host, so
+the same source is compiled again and again in one ansible-playbook run. This cache keeps the
+compiled code object of each source in the process's memory and in a directory of this run
+(marshal files, written atomically), where the later worker processes of the run find it.
+
+What is cached is only what Jinja's own compile step returns for the same input: the key holds the
+source, the template name and file name, the environment's class, extensions and every setting the
+lexer and the code generator read, and Ansible's backslash-escaping mode of the compile; rendering
+(variables, filters, lookups) is untouched. The directory lives for one run, so a filter changed
+between runs never meets code generated for the old one. Anything unexpected (another ansible-core
+release, a template debugger) leaves Ansible's own compile path alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+import shutil
+import sys
+import tempfile
+import threading
+
+# the Environment attributes Jinja's lexer and code generator read while compiling a source
+_SETTINGS = (
+    "block_start_string",
+    "block_end_string",
+    "variable_start_string",
+    "variable_end_string",
+    "comment_start_string",
+    "comment_end_string",
+    "line_statement_prefix",
+    "line_comment_prefix",
+    "trim_blocks",
+    "lstrip_blocks",
+    "newline_sequence",
+    "keep_trailing_newline",
+    "optimized",
+    "is_async",
+    "autoescape",
+)
+
+# the ansible-core releases whose templating this was checked against (compile and compile_expression
+# of AnsibleEnvironment reach Jinja's Environment.compile once per source)
+SUPPORTED_ANSIBLE = ("2.19.",)
+
+
+class _State(threading.local):
+    expression = None
+
+
+_STATE = _State()
+_CACHE = {"dir": None, "memory": {}, "owner": None, "hits": 0, "misses": 0}
+_ORIGINAL = {}
+_WARM = {"engine": None, "seen": set()}
+
+
+def settings_key(env, kind, source, name=None, filename=None, defer_init=False, escape_backslashes=None):
+    """The cache key (hex digest) of one compile: everything Jinja's compile output depends on."""
+    if callable(env.autoescape):
+        return None  # decided per template name at compile time: not cached
+    parts = (
+        kind,
+        sys.version,
+        type(env).__module__,
+        type(env).__qualname__,
+        tuple(sorted(env.extensions)),
+        escape_backslashes,
+        name,
+        filename,
+        bool(defer_init),
+    ) + tuple(getattr(env, field, None) for field in _SETTINGS)
+    digest = hashlib.sha256(repr(parts).encode("utf-8", "surrogatepass"))
+    digest.update(b"\0")
+    digest.update(str(source).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def load(key):
+    """The cached code object of a key, or None."""
+    code = _CACHE["memory"].get(key)
+    if code is None and _CACHE["dir"]:
+        try:
+            with open(os.path.join(_CACHE["dir"], key), "rb") as handle:
+                code = marshal.load(handle)
+        except (OSError, EOFError, ValueError, TypeError):
+            return None
+        _CACHE["memory"][key] = code
+    return code
+
+
+def store(key, code):
+    """Keep a code object in memory and, atomically, in the run's directory."""
+    _CACHE["memory"][key] = code
+    folder = _CACHE["dir"]
+    if not folder:
+        return
+    try:
+        handle, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+        with os.fdopen(handle, "wb") as out:
+            marshal.dump(code, out)
+        os.replace(temp, os.path.join(folder, key))
+    except (OSError, ValueError):
+        pass  # a full or removed directory: the code is still kept in this process
+
+
+def _escape_backslashes(ctx_class):
+    ctx = ctx_class.current(optional=True)
+    return None if ctx is None else ctx.escape_backslashes
+
+
+def _patched(env_class, ctx_class):
+    from jinja2.environment import TemplateExpression
+
+    compile_original = env_class.compile
+    expression_original = env_class.compile_expression
+
+    def compile(self, source, name=None, filename=None, raw=False, defer_init=False):  # pylint: disable=redefined-builtin
+        expression, _STATE.expression = _STATE.expression, None
+        if raw or getattr(self, "_debuggable_template_source", False):
+            return compile_original(self, source, name, filename, raw, defer_init)
+        if isinstance(source, str):
+            kind, text = "template", source
+        elif expression is not None:
+            kind, text = "expression", expression
+        else:
+            return compile_original(self, source, name, filename, raw, defer_init)
+        key = settings_key(self, kind, text, name, filename, defer_init, _escape_backslashes(ctx_class))
+        code = load(key) if key else None
+        if code is not None:
+            _CACHE["hits"] += 1
+            return code
+        code = compile_original(self, source, name, filename, raw, defer_init)
+        _CACHE["misses"] += 1
+        if key:
+            store(key, code)
+        return code
+
+    def compile_expression(self, source, undefined_to_none=True):
+        # Jinja parses the expression, then compiles a template made of it: that compile is keyed
+        # by the expression's source. Found in the cache, the code makes the template as Jinja's
+        # from_string would, without parsing the expression again.
+        if isinstance(source, str) and not getattr(self, "_debuggable_template_source", False):
+            key = settings_key(self, "expression", source, escape_backslashes=_escape_backslashes(ctx_class))
+            code = load(key) if key else None
+            if code is not None:
+                _CACHE["hits"] += 1
+                template = self.template_class.from_code(self, code, self.make_globals(None), None)
+                return TemplateExpression(template, undefined_to_none)
+        _STATE.expression = source if isinstance(source, str) else None
+        try:
+            return expression_original(self, source, undefined_to_none)
+        finally:
+            _STATE.expression = None
+
+    return compile, compile_expression
+
+
+def install(folder=None):
+    """Route AnsibleEnvironment's compiles through the cache; returns why not, or None when done."""
+    if _ORIGINAL:
+        return None
+    try:
+        from ansible.release import __version__ as ansible_version
+        from ansible._internal._templating._jinja_bits import AnsibleEnvironment, _TemplateCompileContext
+    except ImportError as exc:
+        return "ansible-core without the expected templating internals (%s)" % exc
+    if not ansible_version.startswith(SUPPORTED_ANSIBLE):
+        return "ansible-core %s, not one of %s" % (ansible_version, ", ".join(v + "x" for v in SUPPORTED_ANSIBLE))
+    if "compile" in vars(AnsibleEnvironment) or "compile_expression" not in vars(AnsibleEnvironment):
+        return "ansible-core's AnsibleEnvironment compiles differently than this cache expects"
+    _ORIGINAL.update(compile=AnsibleEnvironment.compile, compile_expression=AnsibleEnvironment.compile_expression,
+                     env_class=AnsibleEnvironment)
+    AnsibleEnvironment.compile, AnsibleEnvironment.compile_expression = _patched(AnsibleEnvironment, _TemplateCompileContext)
+    _CACHE.update(dir=folder, memory={}, owner=os.getpid(), hits=0, misses=0)
+    return None
+
+
+def _strings(value, depth=0):
+    """The strings in a task's or role's data (dict values, list items), at most 20 levels down."""
+    if isinstance(value, str):
+        yield value
+    elif depth < 20 and isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item, depth + 1)
+    elif depth < 20 and isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item, depth + 1)
+
+
+def prewarm(templates=(), conditionals=()):
+    """Compile, in this process, the template strings and conditionals a task's worker processes
+    will compile, before they are forked: each of them then finds the code in its memory instead
+    of every host's worker compiling the same source at the same time. Nothing is rendered;
+    a source that fails to compile fails later where Ansible compiles it, with Ansible's message."""
+    if not _ORIGINAL:
+        return 0
+    from ansible._internal._templating._engine import TemplateEngine, TemplateOptions
+    from ansible._internal._templating._jinja_bits import is_possibly_all_template, is_possibly_template
+
+    if _WARM["engine"] is None:
+        _WARM["engine"] = TemplateEngine()
+        _WARM["expression_options"] = TemplateOptions(escape_backslashes=False, preserve_trailing_newlines=False)
+    engine, seen, done = _WARM["engine"], _WARM["seen"], 0
+    for kind, values in (("template", templates), ("conditional", conditionals)):
+        for value in values:
+            if not isinstance(value, str) or (kind, value) in seen:
+                continue
+            seen.add((kind, value))
+            if kind == "conditional" and not is_possibly_all_template(value):
+                # as TemplateEngine.evaluate_conditional compiles a bare expression
+                engine._compile_expression(value.strip(), _WARM["expression_options"])  # pylint: disable=protected-access
+            elif is_possibly_template(value):
+                engine._compile_template(value, TemplateOptions.DEFAULT)  # pylint: disable=protected-access
+            else:
+                continue
+            done += 1
+    return done
+
+
+# actions whose "that" (of the arguments, or of each item of the named list) are conditionals
+CONDITION_ACTIONS = {
+    "assert": None,
+    "ansible.builtin.assert": None,
+    "ansible.legacy.assert": None,
+    "gpucluster.training.checks": "checks",
+}
+
+
+def prewarm_task(task):
+    """prewarm() with what a task's workers template: its arguments, variables, loop, conditions,
+    and once per role and play, the role's variables and defaults and the play's variables."""
+    templates = [task.args, task.vars, getattr(task, "loop", None), getattr(task, "delegate_to", None)]
+    role = getattr(task, "_role", None)
+    for owner, parts in ((role, ("_role_vars", "_default_vars")), (_play(task), ("vars",))):
+        if owner is not None and ("owner", id(owner)) not in _WARM["seen"]:
+            _WARM["seen"].add(("owner", id(owner)))
+            templates.extend(getattr(owner, part, None) for part in parts)
+    conditionals = []
+    for attribute in ("when", "changed_when", "failed_when", "until"):
+        value = getattr(task, attribute, None)
+        conditionals.extend(value if isinstance(value, list) else [value])
+    # the conditions of assert and of this collection's checks action are evaluated as conditionals
+    args = task.args if isinstance(task.args, dict) else {}
+    if task.action in CONDITION_ACTIONS:
+        checks = [args] if CONDITION_ACTIONS[task.action] is None else args.get(CONDITION_ACTIONS[task.action])
+        for check in checks if isinstance(checks, list) else []:
+            that = check.get("that") if isinstance(check, dict) else None
+            conditionals.extend(that if isinstance(that, list) else [that])
+    return prewarm(list(_strings(templates)), [c for c in conditionals if isinstance(c, str)])
+
+
+def _play(task):
+    try:
+        return task.get_play()
+    except Exception:  # pylint: disable=broad-except
+        return None
+
+
+def make_run_dir(parent=None):
+    """A private directory (mode 0700) for one run's compiled code."""
+    return tempfile.mkdtemp(prefix="gpucluster-jinja-", dir=parent)
+
+
+def uninstall():
+    """Give AnsibleEnvironment back its own compiles; remove the run's directory (in the process that made it)."""
+    if _ORIGINAL:
+        env_class = _ORIGINAL["env_class"]
+        del env_class.compile  # inherited from Jinja's Environment again
+        env_class.compile_expression = _ORIGINAL["compile_expression"]
+        _ORIGINAL.clear()
+    folder = _CACHE["dir"]
+    if folder and _CACHE["owner"] == os.getpid():
+        shutil.rmtree(folder, ignore_errors=True)
+    _CACHE.update(dir=None, memory={}, owner=None)
+    _WARM.update(engine=None, seen=set())
+
+
+def active():
+    """Whether AnsibleEnvironment compiles through the cache in this process."""
+    return bool(_ORIGINAL)
+
+
+def stats():
+    """Hits and misses of this process."""
+    return {"hits": _CACHE["hits"], "misses": _CACHE["misses"]}
