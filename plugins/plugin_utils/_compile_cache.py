@@ -194,11 +194,12 @@ def _strings(value, depth=0):
             yield from _strings(item, depth + 1)
 
 
-def prewarm(templates=(), conditionals=()):
+def prewarm(templates=(), conditionals=(), files=()):
     """Compile, in this process, the template strings and conditionals a task's worker processes
     will compile, before they are forked: each of them then finds the code in its memory instead
     of every host's worker compiling the same source at the same time. Nothing is rendered;
-    a source that fails to compile fails later where Ansible compiles it, with Ansible's message."""
+    a source that fails to compile fails later where Ansible compiles it, with Ansible's message.
+    files: the texts of template files, compiled as a file's text is (no backslash escaping)."""
     if not _ORIGINAL:
         return 0
     from ansible._internal._templating._engine import TemplateEngine, TemplateOptions
@@ -207,21 +208,46 @@ def prewarm(templates=(), conditionals=()):
     if _WARM["engine"] is None:
         _WARM["engine"] = TemplateEngine()
         _WARM["expression_options"] = TemplateOptions(escape_backslashes=False, preserve_trailing_newlines=False)
+        _WARM["file_options"] = TemplateOptions(escape_backslashes=False)
     engine, seen, done = _WARM["engine"], _WARM["seen"], 0
-    for kind, values in (("template", templates), ("conditional", conditionals)):
+    for kind, values in (("template", templates), ("conditional", conditionals), ("file", files)):
         for value in values:
             if not isinstance(value, str) or (kind, value) in seen:
                 continue
             seen.add((kind, value))
-            if kind == "conditional" and not is_possibly_all_template(value):
-                # as TemplateEngine.evaluate_conditional compiles a bare expression
-                engine._compile_expression(value.strip(), _WARM["expression_options"])  # pylint: disable=protected-access
-            elif is_possibly_template(value):
-                engine._compile_template(value, TemplateOptions.DEFAULT)  # pylint: disable=protected-access
-            else:
-                continue
+            try:
+                if kind == "conditional" and not is_possibly_all_template(value):
+                    # as TemplateEngine.evaluate_conditional compiles a bare expression
+                    engine._compile_expression(value.strip(), _WARM["expression_options"])  # pylint: disable=protected-access
+                elif kind == "file":
+                    # as the template module and gpucluster.training.template compile a file's text
+                    engine._compile_template(value, _WARM["file_options"])  # pylint: disable=protected-access
+                elif is_possibly_template(value):
+                    engine._compile_template(value, TemplateOptions.DEFAULT)  # pylint: disable=protected-access
+                else:
+                    continue
+            except Exception:  # pylint: disable=broad-except
+                continue  # compiled again where Ansible compiles it, failing there with Ansible's message
             done += 1
     return done
+
+
+def role_template_files(role_path):
+    """The text of each file under a role's templates folder (as the template module reads it)."""
+    from ansible.template import trust_as_template
+
+    texts = []
+    folder = os.path.join(role_path, "templates") if role_path else None
+    if not folder or not os.path.isdir(folder):
+        return texts
+    for root, _dirs, names in sorted(os.walk(folder)):
+        for name in sorted(names):
+            try:
+                with open(os.path.join(root, name), "rb") as handle:
+                    texts.append(trust_as_template(handle.read().decode("utf-8")))
+            except (OSError, UnicodeDecodeError):
+                continue
+    return texts
 
 
 # actions whose "that" (of the arguments, or of each item of the named list) are conditionals
@@ -235,13 +261,17 @@ CONDITION_ACTIONS = {
 
 def prewarm_task(task):
     """prewarm() with what a task's workers template: its arguments, variables, loop, conditions,
-    and once per role and play, the role's variables and defaults and the play's variables."""
+    and once per role and play, the role's variables, defaults and template files and the play's
+    variables."""
     templates = [task.args, task.vars, getattr(task, "loop", None), getattr(task, "delegate_to", None)]
     role = getattr(task, "_role", None)
+    files = []
     for owner, parts in ((role, ("_role_vars", "_default_vars")), (_play(task), ("vars",))):
         if owner is not None and ("owner", id(owner)) not in _WARM["seen"]:
             _WARM["seen"].add(("owner", id(owner)))
             templates.extend(getattr(owner, part, None) for part in parts)
+            if owner is role:
+                files = role_template_files(getattr(role, "_role_path", None))
     conditionals = []
     for attribute in ("when", "changed_when", "failed_when", "until"):
         value = getattr(task, attribute, None)
@@ -253,7 +283,7 @@ def prewarm_task(task):
         for check in checks if isinstance(checks, list) else []:
             that = check.get("that") if isinstance(check, dict) else None
             conditionals.extend(that if isinstance(that, list) else [that])
-    return prewarm(list(_strings(templates)), [c for c in conditionals if isinstance(c, str)])
+    return prewarm(list(_strings(templates)), [c for c in conditionals if isinstance(c, str)], files)
 
 
 def _play(task):

@@ -145,3 +145,18 @@ def test_checks_of_the_collections_action_are_conditionals(installed):
 
 def test_prewarm_does_nothing_without_the_cache():
     assert cache.prewarm(templates=["{{ x }}"], conditionals=["x"]) == 0
+
+
+def test_a_roles_template_files_are_compiled_as_the_template_module_compiles_them(installed, tmp_path):
+    (tmp_path / "role" / "templates" / "sub").mkdir(parents=True)
+    (tmp_path / "role" / "templates" / "a.conf.j2").write_bytes(TEMPLATES[1].encode() + b"\\path\r\n")
+    (tmp_path / "role" / "templates" / "sub" / "b.j2").write_text("{{ nodes | first }}\n")
+    role = SimpleNamespace(_role_vars={}, _default_vars={}, _role_path=str(tmp_path / "role"))
+    task = SimpleNamespace(action="ansible.builtin.debug", args={}, vars={}, when=[], changed_when=[], failed_when=[],
+                           until=[], loop=None, delegate_to=None, _role=role, get_play=lambda: None)
+    assert cache.prewarm_task(task) == 2
+    misses = cache.stats()["misses"]
+    templar = Templar(variables=VARIABLES)
+    text = trust_as_template((tmp_path / "role" / "templates" / "a.conf.j2").read_bytes().decode())
+    assert templar.template(text, escape_backslashes=False) == "gpu2=4\ngpu1=8\ngpu10=0\n\\path\n"  # Jinja writes its newline_sequence
+    assert cache.stats()["misses"] == misses
