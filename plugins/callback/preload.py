@@ -80,7 +80,7 @@ class CallbackModule(CallbackBase):
         if self.get_option("compile_cache") and not _compile_cache.active():
             why_not = _compile_cache.install(_compile_cache.make_run_dir(C.DEFAULT_LOCAL_TMP))
             if why_not:
-                _compile_cache.uninstall()
+                # nothing was patched; the empty directory goes with Ansible's local temporary directory
                 self._display.vvv("preload: no compile cache: %s" % why_not)
         for kind, loader in (("filter", filter_loader), ("test", test_loader), ("lookup", lookup_loader)):
             for name in plugin_files(kind):

@@ -270,8 +270,11 @@ def prewarm_task(task):
         if owner is not None and ("owner", id(owner)) not in _WARM["seen"]:
             _WARM["seen"].add(("owner", id(owner)))
             templates.extend(getattr(owner, part, None) for part in parts)
-            if owner is role:
-                files = role_template_files(getattr(role, "_role_path", None))
+            role_path = getattr(role, "_role_path", None) if owner is role else None
+            if role_path and ("role_path", role_path) not in _WARM["seen"]:
+                # each include_role makes a new Role object: its files are read once per run
+                _WARM["seen"].add(("role_path", role_path))
+                files = role_template_files(role_path)
     conditionals = []
     for attribute in ("when", "changed_when", "failed_when", "until"):
         value = getattr(task, attribute, None)
