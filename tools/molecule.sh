@@ -9,6 +9,9 @@ export CONTAINERS_CONF=${CONTAINERS_CONF:-$PWD/tools/containers.conf}
 # as ansible.cfg (Molecule writes an ansible.cfg of its own): the collection's Jinja plugins loaded
 # once per playbook run instead of once per task and host (plugins/callback/preload.py)
 export ANSIBLE_CALLBACKS_ENABLED=gpucluster.training.preload
+# and the strategy ansible.cfg sets: tasks that only compute variables run in ansible-playbook's own
+# process (plugins/strategy/linear.py), so every scenario runs the roles as site.yml runs them
+export ANSIBLE_STRATEGY=${ANSIBLE_STRATEGY:-gpucluster.training.linear}
 scenario=${1:?usage: tools/molecule.sh <scenario> [command]}; shift
 cmd=${1:-test}; shift || true
 .venv/bin/python - "$scenario" <<'PY'
