@@ -28,6 +28,7 @@ Writes bench/results/converge.json and converge.png; logs in .tmp/bench/logs/.
 
 from __future__ import annotations
 
+import configparser
 import json
 import os
 import platform
@@ -501,6 +502,15 @@ def plot(result, path):
     path.write_bytes(canvas.png())
 
 
+def strategy():
+    """The strategy the bench's playbook runs use: ANSIBLE_STRATEGY, else ansible.cfg's."""
+    if os.environ.get("ANSIBLE_STRATEGY"):
+        return os.environ["ANSIBLE_STRATEGY"]
+    cfg = configparser.ConfigParser(interpolation=None)
+    cfg.read(ROOT / "ansible.cfg")
+    return cfg.get("defaults", "strategy", fallback="ansible.builtin.linear")
+
+
 def main():
     parts = env_list("BENCH_PARTS", "floor,cold,rerun,sweep")
     unknown = set(parts) - {"floor", "cold", "rerun", "sweep"}
@@ -517,6 +527,7 @@ def main():
         raise BenchError("node image %s is missing: run 'make setup'" % IMAGE)
     result = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "parts": parts, "repeat": reps,
               "sweep_repeat": sweep_reps, "forks": os.environ.get("BENCH_FORKS", "hosts"),
+              "strategy": strategy(), "inprocess": os.environ.get("GPUCLUSTER_INPROCESS", "true"),
               "machine": {"cpus": os.cpu_count(), "load_before": list(os.getloadavg()), "kernel": platform.release(),
                           "note": "shared machine: other work ran beside the bench"},
               "commit": sh("git", "-C", str(ROOT), "rev-parse", "--short", "HEAD", check=False).strip()}
