@@ -17,7 +17,8 @@ description:
     uses, so callbacks, registered variables and facts see the same results.
     Every other task is queued to a worker as C(ansible.builtin.linear) does.
   - A task runs in the process only when its action is C(set_fact), C(assert), C(debug), C(fail),
-    C(include_vars), C(include_tasks), C(include_role) or C(gpucluster.training.checks) (by its resolved name),
+    C(include_vars), C(include_tasks), C(include_role), C(validate_argument_spec) (a role's argument check) or
+    C(gpucluster.training.checks) (by its resolved name),
     and it has no C(timeout), C(async), C(until), C(delegate_to), C(loop_control.pause) or debugger. Those keep
     their worker (a timeout is a signal in the worker, and a delay would hold every other host).
   - Applied while the play (or its batch, with C(serial)) has at most C(GPUCLUSTER_INPROCESS_MAX_HOSTS) hosts
@@ -35,7 +36,6 @@ author:
 
 import os
 
-from ansible.module_utils.six import string_types
 from ansible.plugins import loader as plugin_loader
 from ansible.plugins.strategy.linear import StrategyModule as LinearStrategyModule
 from ansible.release import __version__ as ansible_version
@@ -58,7 +58,8 @@ DEFAULT_MAX_HOSTS = 32
 # Actions that compute on the controller only: no connection, no module, no file of the host.
 IN_PROCESS_ACTIONS = frozenset(
     prefix + name
-    for name in ("set_fact", "assert", "debug", "fail", "include_vars", "include_tasks", "include_role")
+    for name in ("set_fact", "assert", "debug", "fail", "include_vars", "include_tasks", "include_role",
+                 "validate_argument_spec")
     for prefix in ("", "ansible.builtin.", "ansible.legacy.")
 ) | frozenset(("gpucluster.training.checks",))
 
@@ -82,7 +83,7 @@ def max_hosts():
 
 def in_process(task):
     """True for a task this strategy runs in ansible-playbook's own process."""
-    actions = [a for a in (task.resolved_action, task.action) if isinstance(a, string_types)]
+    actions = [a for a in (task.resolved_action, task.action) if isinstance(a, str)]
     if not actions or actions[0] not in IN_PROCESS_ACTIONS:
         return False
     if task.timeout or task.async_val or task.until or task.delegate_to:

@@ -5,8 +5,9 @@
 
 The same playbook (tests/harness/playbooks/strategy/playbook.yml: loops, registers, includes of
 files, variables and a role, run_once, ignored, rescued and host-removing failures, a handler notified
-by a computed task, the checks action, a module task) runs under both strategies with the JSON
-callback; every result and the recap are compared. The first task records the process that templated
+by a computed task, the checks action, a role's argument validation passing and refusing a value, a
+module task) runs under both strategies with the JSON callback; every result and the recap are
+compared. The first task records the process that templated
 it, which shows the tasks ran in ansible-playbook's own process (one process for every host) under
 gpucluster.training.linear, in a worker per host under ansible.builtin.linear and with
 GPUCLUSTER_INPROCESS=false.
@@ -53,7 +54,8 @@ def test_same_results_as_builtin_linear(run_playbook):
             assert got == expected, (host, got[0])
     assert g_stats == b_stats
     assert g_stats["h2"]["failures"] == 1 and g_stats["h1"]["changed"] == 1 and g_stats["h3"]["rescued"] == 1
-    assert [len(g_tasks[h]) for h in ("h1", "h2", "h3")] == [19, 11, 14]  # h2 left the play at its failure
+    assert g_stats["h1"]["rescued"] == 1  # the role's argument_specs refused a value
+    assert [len(g_tasks[h]) for h in ("h1", "h2", "h3")] == [22, 11, 14]  # h2 left the play at its failure
 
 
 def test_turned_off_queues_every_task_to_a_worker(run_playbook):

@@ -27,6 +27,7 @@ def task(data):
     {"ansible.builtin.include_vars": {"file": "x.yml"}},
     {"ansible.builtin.include_tasks": {"file": "x.yml"}},
     {"gpucluster.training.checks": {"checks": []}},
+    {"ansible.builtin.validate_argument_spec": {"argument_spec": {}, "provided_arguments": {}}},
 ])
 def test_tasks_that_only_compute_run_in_the_process(data):
     assert linear.in_process(task(data))
