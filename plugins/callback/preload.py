@@ -13,7 +13,7 @@ type: aggregate
 version_added: 0.1.0
 author:
   - gpucluster.training maintainers (@gpucluster)
-short_description: Load the collection's Jinja plugins once, compile each template once per run
+short_description: Load the collection's Jinja plugins once, compile each template once per run, keep module payloads
 description:
   - ansible-playbook runs each task on each host in a new process forked from its own, and a
     template that names a filter of a collection makes that process load the collection's filter
@@ -33,6 +33,16 @@ description:
     template is still rendered with the variables of its task and host. It is applied
     only on the ansible-core releases it was checked with (2.19); on others it stays off and says why
     at verbosity 3.
+  - ansible-core 2.19 builds each Python module's payload (the module and every module_utils file it
+    imports, zipped) once per run, on the controller, and the first hosts to run the module wait for
+    it (0.2-1.0 s per module). With O(ansiballz_store) on, this callback keeps the payloads a run built
+    in O(ansiballz_store_dir) and, when the next run starts, gives it every stored payload whose files
+    are all byte-identical to the files the controller would put into it now (the module and each
+    module_utils file, resolved through the current ansible-core and collection search path). A
+    payload with any difference (an edited or upgraded collection, another checkout, another
+    ansible-core) is not used, and Ansible builds the module as always. Only the zipped code is kept;
+    the arguments, interpreter and environment of each task are assembled by Ansible per task.
+    Applied on ansible-core 2.19 only.
 requirements:
   - enabled in callbacks_enabled
 options:
@@ -47,6 +57,29 @@ options:
     ini:
       - section: callback_preload
         key: compile_cache
+  ansiballz_store:
+    description:
+      - Keep the module payloads a run built for later runs (checked file by file before each use).
+      - Set to false to compare, or where the controller's home directory must not be written.
+    type: bool
+    default: true
+    env:
+      - name: GPUCLUSTER_ANSIBALLZ_STORE
+    ini:
+      - section: callback_preload
+        key: ansiballz_store
+  ansiballz_store_dir:
+    description:
+      - Where the module payloads are kept, one directory per ansible-core release and Python version.
+      - Created for the running user only (mode 0700); a directory or file of another user, or
+        writable by others, is not read.
+    type: path
+    default: ~/.ansible/gpucluster/ansiballz
+    env:
+      - name: GPUCLUSTER_ANSIBALLZ_STORE_DIR
+    ini:
+      - section: callback_preload
+        key: ansiballz_store_dir
 """
 
 import os
@@ -54,7 +87,7 @@ import os
 from ansible import constants as C
 from ansible.plugins.callback import CallbackBase
 from ansible.plugins.loader import filter_loader, lookup_loader, test_loader
-from ansible_collections.gpucluster.training.plugins.plugin_utils import _compile_cache
+from ansible_collections.gpucluster.training.plugins.plugin_utils import _ansiballz_store, _compile_cache
 
 COLLECTION = "gpucluster.training"
 _PLUGINS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -82,6 +115,7 @@ class CallbackModule(CallbackBase):
             if why_not:
                 # nothing was patched; the empty directory goes with Ansible's local temporary directory
                 self._display.vvv("preload: no compile cache: %s" % why_not)
+        self._restore_payloads()
         for kind, loader in (("filter", filter_loader), ("test", test_loader), ("lookup", lookup_loader)):
             for name in plugin_files(kind):
                 # a filter or test file's plugins are found by their function names: the first one
@@ -99,6 +133,35 @@ class CallbackModule(CallbackBase):
         except Exception as exc:  # pylint: disable=broad-except
             self._display.vvv("preload: task templates not compiled ahead: %s" % exc)
 
+    def _payload_store(self):
+        """The store's directory for this run, or None (off, or another ansible-core)."""
+        if not self.get_option("ansiballz_store"):
+            return None
+        why_not = _ansiballz_store.why_not()
+        if why_not:
+            self._display.vvv("preload: module payloads not kept: %s" % why_not)
+            return None
+        return _ansiballz_store.store_dir(self.get_option("ansiballz_store_dir"))
+
+    def _restore_payloads(self):
+        # in ansible-playbook's own process, before any worker is forked
+        store = self._payload_store()
+        if store is None:
+            return
+        try:
+            restored, skipped = _ansiballz_store.restore(store, C.DEFAULT_LOCAL_TMP)
+        except OSError as exc:
+            self._display.vvv("preload: stored module payloads not used: %s" % exc)
+            return
+        self._display.vvv("preload: %d stored module payload(s) current%s" % (
+            len(restored), "".join("; %s not used: %s" % item for item in sorted(skipped.items()))))
+
     def v2_playbook_on_stats(self, stats):
         # in ansible-playbook's own process, after the last task: the run's directory goes
         _compile_cache.uninstall()
+        store = self._payload_store()
+        if store is not None:
+            try:
+                _ansiballz_store.save(C.DEFAULT_LOCAL_TMP, store)
+            except OSError as exc:
+                self._display.vvv("preload: module payloads not stored: %s" % exc)
