@@ -7,25 +7,30 @@ Before a Python module runs on a host, ansible-core 2.19 builds its AnsiballZ pa
 the module and, one import after another, every module_utils file it needs (recursive_finder), and
 zips them. It keeps the payload for the rest of the run only (a pickle per module under the run's
 local temporary directory, ``ansiballz_cache``), so every run builds every module it uses again:
-0.2-1.0 s of the controller's processor per module, and the first wave of each module waits for it
+0.15-0.4 s of the controller's processor per module, and the first wave of each module waits for it
 (the other hosts' workers wait on the builder's lock).
 
-This store keeps those pickles between runs. At the start of a run each stored payload is checked
-file by file against what the controller would put into it now: every file in the zip must be
-byte-identical to the file at the place the current ansible-core and collection search path resolve
-it to (the two package stubs ansible-core writes itself are fixed by its release, which names the
-store's directory). Only a payload that passes is copied into the run's ``ansiballz_cache``, where
-Ansible finds it as if built earlier in the same run; any difference (another checkout of a
-collection, an edited module_utils file, another ansible-core) leaves the module to be built as
-always. At the end of the run the payloads the run built are stored. What the module receives
-(its arguments, interpreter, environment) is assembled per task by Ansible, untouched.
+This store keeps those pickles between runs, each with a record of the files in its zip: for every
+entry, the controller file it came from, the SHA-1 of its content and the file's stat (inode, size,
+modification and change times). At the start of a run a stored payload is given to the run only
+when every entry is still the controller's current file: the file the current ansible-core and
+collection search path resolve the entry to is the recorded one with the recorded stat, or else its
+content has the recorded SHA-1 (the two package stubs ansible-core writes itself are fixed by its
+release, which names the store's directory). A payload that passes is linked into the run's
+``ansiballz_cache``, where Ansible finds it as if built earlier in the same run; any difference
+(another checkout of a collection, an edited module_utils file, another ansible-core) leaves the
+module to be built as always. At the end of the run the payloads the run built are stored, each
+only if its files are still what it holds. What the module receives (its arguments, interpreter,
+environment) is assembled per task by Ansible, untouched.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import importlib
 import io
+import json
 import os
 import shutil
 import stat
@@ -37,6 +42,7 @@ import zipfile
 # this was checked against
 SUPPORTED_ANSIBLE = ("2.19.",)
 RUN_SUBDIR = "ansiballz_cache"
+RECORD = ".sources.json"
 # written by recursive_finder itself (a namespace stub), not read from a file: fixed by the release
 STUB_ENTRIES = frozenset(("ansible/__init__.py", "ansible/module_utils/__init__.py"))
 
@@ -61,29 +67,40 @@ def store_dir(base):
     return os.path.join(os.path.expanduser(base), "ansible-%s-py%d.%d" % (ansible_version, sys.version_info[0], sys.version_info[1]))
 
 
-def _private_dir(path):
-    """Create path (and parents) for this user only; False where it exists and is not safe to read
-    pickles from (another owner, or writable by others)."""
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    info = os.lstat(path)
-    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+def _safe(info, kind):
+    return kind(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _private_dir(path, create=True):
+    """path as a directory of this user only (created so); False where it is not safe to read from
+    (another owner, or writable by others)."""
+    if create:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    try:
+        return _safe(os.lstat(path), stat.S_ISDIR)
+    except OSError:
+        return False
 
 
 def _own_file(path):
     try:
-        info = os.lstat(path)
+        return _safe(os.lstat(path), stat.S_ISREG)
     except OSError:
         return False
-    return stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def _payload_names(folder):
-    """The payload files of a folder: Ansible's names, without its lock files and partial writes."""
+    """The payload files of a folder: Ansible's names, without its lock files, partial writes and records."""
     try:
         names = sorted(os.listdir(folder))
     except OSError:
         return []
-    return [n for n in names if not n.startswith(".") and not n.endswith((".lock", "-part", ".tmp"))]
+    return [n for n in names if not n.startswith(".") and not n.endswith((".lock", "-part", ".tmp", RECORD))]
+
+
+def stat_key(info):
+    """What says a file was not written since: inode, size, modification and change times."""
+    return [info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
 
 
 def controller_path(entry, collection_path):
@@ -97,48 +114,6 @@ def controller_path(entry, collection_path):
         root = collection_path("%s.%s" % (parts[1], parts[2]))
         return os.path.join(root, *parts[3:]) if root else None
     return None
-
-
-def stale_entries(zip_bytes, resolve, read):
-    """The zip entries of a payload that differ from the controller's files now (empty: current).
-
-    resolve(entry) gives the controller path or None; read(path) the file's bytes or None."""
-    stale = []
-    with zipfile.ZipFile(io.BytesIO(zip_bytes)) as archive:
-        for info in archive.infolist():
-            if info.filename in STUB_ENTRIES:
-                continue
-            data = archive.read(info)
-            path = resolve(info.filename)
-            current = read(path) if path else None
-            if current is None:
-                if data.strip():
-                    stale.append(info.filename)  # a file that is no longer where it was found
-            elif current != data:
-                stale.append(info.filename)
-    return stale
-
-
-class _Reader:
-    """Each controller file read once per check."""
-
-    def __init__(self):
-        self.files = {}
-        self.collections = {}
-
-    def read(self, path):
-        if path not in self.files:
-            try:
-                with open(path, "rb") as handle:
-                    self.files[path] = handle.read()
-            except OSError:
-                self.files[path] = None
-        return self.files[path]
-
-    def collection_path(self, name):
-        if name not in self.collections:
-            self.collections[name] = collection_root(name)
-        return self.collections[name]
 
 
 def collection_root(name):
@@ -155,72 +130,183 @@ def collection_root(name):
     return paths[0] if len(paths) == 1 else None
 
 
-def _zip_bytes(path):
-    """The zip of one stored payload (a pickled _CachedModule), or None where it cannot be read."""
-    from ansible.executor.module_common import _CachedModule
+class Controller:
+    """The controller's files as a payload builder would find them now, each looked at once."""
+
+    def __init__(self, resolve=None):
+        self.collections = {}
+        self.stats = {}
+        self.digests = {}
+        self.resolve = resolve or (lambda entry: controller_path(entry, self.collection_path))
+
+    def collection_path(self, name):
+        if name not in self.collections:
+            self.collections[name] = collection_root(name)
+        return self.collections[name]
+
+    def stat(self, path):
+        if path not in self.stats:
+            try:
+                self.stats[path] = stat_key(os.stat(path))
+            except OSError:
+                self.stats[path] = None
+        return self.stats[path]
+
+    def digest(self, path):
+        """SHA-1 of the file's content, or None where it cannot be read."""
+        if path not in self.digests:
+            try:
+                with open(path, "rb") as handle:
+                    self.digests[path] = hashlib.sha1(handle.read()).hexdigest()
+            except OSError:
+                self.digests[path] = None
+        return self.digests[path]
+
+
+def record_of(zip_bytes, controller):
+    """The record of a payload built now: {entry: [controller path, SHA-1, stat]} (path and stat None
+    for a package __init__ Ansible wrote empty), or None where an entry is not the controller's file
+    (changed while the run built it, or not found): such a payload is not stored."""
+    record = {}
+    with zipfile.ZipFile(io.BytesIO(zip_bytes)) as archive:
+        for info in archive.infolist():
+            if info.filename in STUB_ENTRIES:
+                continue
+            data = archive.read(info)
+            digest = hashlib.sha1(data).hexdigest()
+            path = controller.resolve(info.filename)
+            if path is None or controller.stat(path) is None:
+                if data.strip():
+                    return None
+                record[info.filename] = [None, digest, None]
+            elif controller.digest(path) != digest:
+                return None
+            else:
+                record[info.filename] = [path, digest, controller.stat(path)]
+    return record
+
+
+def stale_entries(record, controller):
+    """The entries of a payload's record that are not the controller's current files (empty: current)."""
+    stale = []
+    for entry, (path, digest, key) in sorted(record.items()):
+        now = controller.resolve(entry)
+        if path is None:
+            if now is not None and controller.stat(now) is not None:
+                stale.append(entry)  # a file now where Ansible wrote an empty __init__
+            continue
+        if now is None or controller.stat(now) is None:
+            stale.append(entry)
+        elif now == path and controller.stat(now) == key:
+            continue  # the same file, not written since
+        elif controller.digest(now) != digest:
+            stale.append(entry)
+    return stale
+
+
+def payload_key(path):
+    """What says a stored payload is the one its record was written for: inode, size, modification
+    time (not the change time: linking it into a run, and the run's end, change that)."""
+    info = os.stat(path)
+    return [info.st_ino, info.st_size, info.st_mtime_ns]
+
+
+def _read_record(path):
     try:
-        cached = _CachedModule.load(path)
-        return base64.b64decode(cached.zip_data)
-    except Exception:  # pylint: disable=broad-except
-        return None  # damaged, or of another layout: built again
+        with open(path, "r", encoding="utf-8") as handle:
+            data = json.load(handle)
+        return data if isinstance(data, dict) and isinstance(data.get("entries"), dict) else None
+    except (OSError, ValueError):
+        return None
 
 
-def restore(store, run_tmp):
-    """Copy every stored payload that is current into the run's payload directory. Returns
-    (restored names, {name: why not restored})."""
-    target = os.path.join(run_tmp, RUN_SUBDIR)
+def restore(store, run_tmp, controller=None):
+    """Give the run every stored payload whose files are current (linked, else copied, into its
+    payload directory). Returns (restored names, {name: why not})."""
     restored, skipped = [], {}
-    if not os.path.isdir(store) or not _private_dir(store):
+    if not _private_dir(store, create=False):
         return restored, skipped
-    reader = _Reader()
+    controller = controller or Controller()
+    target = os.path.join(run_tmp, RUN_SUBDIR)
     for name in _payload_names(store):
         source = os.path.join(store, name)
+        record = _read_record(source + RECORD) if _own_file(source + RECORD) else None
         if not _own_file(source):
             skipped[name] = "not a private file of this user"
-            continue
-        zip_bytes = _zip_bytes(source)
-        if zip_bytes is None:
-            skipped[name] = "unreadable"
-            continue
-        try:
-            stale = stale_entries(zip_bytes, lambda entry: controller_path(entry, reader.collection_path), reader.read)
-        except (zipfile.BadZipFile, OSError, ValueError) as exc:
-            skipped[name] = "unreadable (%s)" % exc
-            continue
-        if stale:
-            skipped[name] = "changed since stored: %s" % ", ".join(stale[:3])
-            continue
-        os.makedirs(target, exist_ok=True)
-        if not os.path.exists(os.path.join(target, name)):
-            _copy_atomic(source, os.path.join(target, name))
-        restored.append(name)
+        elif record is None:
+            skipped[name] = "no record of its files"
+        elif record.get("payload") != payload_key(source):
+            skipped[name] = "its record is of another payload"
+        else:
+            try:
+                stale = stale_entries(record["entries"], controller)
+            except (TypeError, ValueError):
+                stale = ["(damaged record)"]
+            if stale:
+                skipped[name] = "changed since stored: %s" % ", ".join(stale[:3])
+                continue
+            os.makedirs(target, exist_ok=True)
+            if not os.path.exists(os.path.join(target, name)):
+                _link_or_copy(source, os.path.join(target, name))
+            restored.append(name)
     return restored, skipped
 
 
-def save(run_tmp, store):
-    """Store the payloads this run built (or replaced). Returns the names written."""
+def _zip_bytes(path):
+    """The zip of one payload (a pickled _CachedModule), or None where it cannot be read."""
+    from ansible.executor.module_common import _CachedModule
+    try:
+        return base64.b64decode(_CachedModule.load(path).zip_data)
+    except Exception:  # pylint: disable=broad-except
+        return None  # damaged, or of another layout: not stored
+
+
+def save(run_tmp, store, controller=None):
+    """Store the payloads this run built, each with the record of its files. Returns the names written."""
     source_dir = os.path.join(run_tmp, RUN_SUBDIR)
     names = _payload_names(source_dir)
     if not names or not _private_dir(store):
         return []
+    controller = controller or Controller()
     written = []
     for name in names:
         source, target = os.path.join(source_dir, name), os.path.join(store, name)
-        if _same_file(source, target):
+        if _same_inode(source, target):
+            continue  # given to this run by the store
+        zip_bytes = _zip_bytes(source)
+        record = record_of(zip_bytes, controller) if zip_bytes is not None else None
+        if record is None:
             continue
         _copy_atomic(source, target)
+        _write_atomic(target + RECORD, json.dumps({"payload": payload_key(target), "entries": record}, sort_keys=True))
         written.append(name)
     return written
 
 
-def _same_file(one, two):
+def _same_inode(one, two):
     try:
-        if os.path.getsize(one) != os.path.getsize(two):
-            return False
-        with open(one, "rb") as first, open(two, "rb") as second:
-            return first.read() == second.read()
+        return os.path.samefile(one, two)
     except OSError:
         return False
+
+
+def _link_or_copy(source, target):
+    try:
+        os.link(source, target)
+    except OSError:
+        _copy_atomic(source, target)
+
+
+def _write_atomic(target, text):
+    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, target)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
 
 
 def _copy_atomic(source, target):

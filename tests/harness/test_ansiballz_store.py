@@ -50,7 +50,7 @@ def test_a_stored_payload_is_used_until_a_file_in_it_changes(run_playbook, tmp_p
 
     out, values = run()
     assert values == ["1"] and "preload: 0 stored module payload(s) current" in out
-    stored = sorted(p.name for p in (tmp_path / "store").glob("*/*"))
+    stored = sorted(p.name for p in (tmp_path / "store").glob("*/*") if not p.name.endswith(".sources.json"))
     assert "ansible_collections.probe.store.plugins.modules.answer-ZIP_DEFLATED-none" in stored, stored
 
     out, values = run()

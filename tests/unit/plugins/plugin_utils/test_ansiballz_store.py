@@ -9,8 +9,11 @@ whole-playbook proof is every harness run: ansible.cfg enables the callback)."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
+import json
 import os
+import shutil
 import zipfile
 
 import ansible.modules
@@ -36,9 +39,20 @@ FILES = {
 }
 
 
-def resolve(entry):
-    return store.controller_path(entry, lambda name: "/c/gpucluster/training" if name == "gpucluster.training" else None) \
-        if entry.startswith("ansible_collections/") else ("/a/" + entry if entry.startswith("ansible/") else None)
+class Fake(store.Controller):
+    """The controller's files from a dict: path -> content (stat: a key from the content and a version)."""
+
+    def __init__(self, files, version=1, root="/c"):
+        super().__init__(resolve=lambda entry: (
+            store.controller_path(entry, lambda name: root + "/gpucluster/training" if name == "gpucluster.training" else None)
+            if entry.startswith("ansible_collections/") else ("/a/" + entry if entry.startswith("ansible/") else None)))
+        self.files, self.version = files, version
+
+    def stat(self, path):
+        return None if path not in self.files else [hash(path) & 0xffff, len(self.files[path]), self.version, self.version]
+
+    def digest(self, path):
+        return None if path not in self.files else hashlib.sha1(self.files[path]).hexdigest()
 
 
 ENTRIES = {
@@ -50,10 +64,21 @@ ENTRIES = {
     "ansible_collections/gpucluster/training/plugins/module_utils/_ibstat.py": b"def parse(): pass\n",
     "ansible_collections/gpucluster/training/plugins/modules/rdma_info.py": b"module\n",
 }
+RECORD = store.record_of(zip_of(ENTRIES), Fake(FILES))
 
 
-def test_a_payload_of_the_current_files_is_current():
-    assert store.stale_entries(zip_of(ENTRIES), resolve, FILES.get) == []
+def test_the_record_names_each_file_and_a_payload_of_the_current_files_is_current():
+    assert sorted(RECORD) == sorted(set(ENTRIES) - store.STUB_ENTRIES)
+    assert RECORD["ansible_collections/gpucluster/training/plugins/modules/rdma_info.py"][0] == \
+        "/c/gpucluster/training/plugins/modules/rdma_info.py"
+    assert RECORD["ansible_collections/__init__.py"][0] is None
+    assert store.stale_entries(RECORD, Fake(FILES)) == []
+    assert store.stale_entries(RECORD, Fake(FILES, version=2)) == []  # written again, the same content
+
+
+def test_a_payload_of_files_changed_while_it_was_built_is_not_recorded():
+    assert store.record_of(zip_of(ENTRIES), Fake(dict(FILES, **{"/a/ansible/module_utils/basic.py": b"new\n"}))) is None
+    assert store.record_of(zip_of(dict(ENTRIES, **{"ansible_collections/x.py": b"code"})), Fake(FILES)) is None
 
 
 @pytest.mark.parametrize("path, entry", [
@@ -63,19 +88,22 @@ def test_a_payload_of_the_current_files_is_current():
 ])
 def test_an_edited_or_removed_file_makes_the_payload_stale(path, entry):
     edited = dict(FILES, **{path: FILES[path] + b"# edited\n"})
-    assert store.stale_entries(zip_of(ENTRIES), resolve, edited.get) == [entry]
-    removed = {k: v for k, v in FILES.items() if k != path}
-    assert store.stale_entries(zip_of(ENTRIES), resolve, removed.get) == [entry]
+    assert store.stale_entries(RECORD, Fake(edited, version=2)) == [entry]
+    assert store.stale_entries(RECORD, Fake({k: v for k, v in FILES.items() if k != path})) == [entry]
+
+
+def test_a_file_where_ansible_wrote_an_empty_init_makes_the_payload_stale():
+    files = dict(FILES, **{"/c/gpucluster/training/plugins/__init__.py": b"import os\n"})
+    assert store.stale_entries(RECORD, Fake(files)) == ["ansible_collections/gpucluster/training/plugins/__init__.py"]
 
 
 def test_a_collection_found_elsewhere_now_is_compared_there():
-    # another checkout of the collection first in the search path: its files, not the stored ones
-    def elsewhere(entry):
-        return store.controller_path(entry, lambda name: "/other/gpucluster/training")
+    # another checkout of the collection first in the search path: its files, not the recorded ones
     other = {k.replace("/c/", "/other/"): v for k, v in FILES.items()}
+    assert store.stale_entries(RECORD, Fake(other, root="/other")) == []
     other["/other/gpucluster/training/plugins/module_utils/_ibstat.py"] = b"def parse(): return 1\n"
-    assert store.stale_entries(zip_of(ENTRIES), lambda e: elsewhere(e) if e.startswith("ansible_collections/") else resolve(e),
-                               other.get) == ["ansible_collections/gpucluster/training/plugins/module_utils/_ibstat.py"]
+    assert store.stale_entries(RECORD, Fake(other, root="/other")) == [
+        "ansible_collections/gpucluster/training/plugins/module_utils/_ibstat.py"]
 
 
 COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
@@ -108,13 +136,20 @@ def test_a_stored_payload_is_given_to_the_next_run(tmp_path):
     keep = str(tmp_path / "store")
     assert store.save(str(tmp_path / "first"), keep) == [name]
     assert oct(os.stat(keep).st_mode & 0o777) == "0o700"
-    assert store.save(str(tmp_path / "first"), keep) == []  # nothing new
+    record = json.loads((tmp_path / "store" / (name + store.RECORD)).read_text())
+    written_empty = {"ansible_collections/__init__.py", "ansible_collections/gpucluster/training/plugins/__init__.py"}
+    assert sorted(record["entries"]) == sorted(set(PAYLOAD_FILES) | written_empty)
     second = tmp_path / "second"
     second.mkdir()
     assert store.restore(keep, str(second)) == ([name], {})
     restored = second / store.RUN_SUBDIR / name
     assert restored.read_bytes() == (tmp_path / "first" / store.RUN_SUBDIR / name).read_bytes()
     assert module_common._CachedModule.load(str(restored)).metadata.serialization_profile == "legacy"
+    assert store.save(str(second), keep) == []  # the run had it from the store: nothing to write
+    shutil.rmtree(second)  # the run's end
+    third = tmp_path / "third"
+    third.mkdir()
+    assert store.restore(keep, str(third)) == ([name], {})
 
 
 @pytest.mark.parametrize("entry", sorted(PAYLOAD_FILES))
@@ -122,29 +157,35 @@ def test_a_payload_with_a_changed_file_is_not_used(tmp_path, monkeypatch, entry)
     keep = str(tmp_path / "store")
     name = payload(tmp_path / "first")
     store.save(str(tmp_path / "first"), keep)
-    real_read = store._Reader.read
+    real_stat, real_digest = store.Controller.stat, store.Controller.digest
 
-    def read(self, path):
-        data = real_read(self, path)
-        return data + b"# upgraded\n" if os.path.realpath(path) == os.path.realpath(PAYLOAD_FILES[entry]) else data
+    def changed(path):
+        return os.path.realpath(path) == os.path.realpath(PAYLOAD_FILES[entry])
 
-    monkeypatch.setattr(store._Reader, "read", read)
+    # written again (another stat), the same content: still current
+    monkeypatch.setattr(store.Controller, "stat", lambda self, path: [0, 0, 0, 0] if changed(path) else real_stat(self, path))
+    assert store.restore(keep, str(tmp_path / "touched")) == ([name], {})
+    # another content
+    monkeypatch.setattr(store.Controller, "digest", lambda self, path: "0" * 40 if changed(path) else real_digest(self, path))
     target = tmp_path / "next"
-    target.mkdir()
     assert store.restore(keep, str(target)) == ([], {name: "changed since stored: %s" % entry})
-    assert not (target / store.RUN_SUBDIR).exists()
+    assert not target.exists()
 
 
-def test_damaged_or_foreign_payloads_are_not_used(tmp_path):
+def test_damaged_or_foreign_payloads_are_neither_stored_nor_used(tmp_path):
     keep = tmp_path / "store"
     name = payload(tmp_path / "first")
-    store.save(str(tmp_path / "first"), str(keep))
-    (keep / "damaged-ZIP_DEFLATED-none").write_bytes(b"not a pickle")
-    os.chmod(keep / "damaged-ZIP_DEFLATED-none", 0o600)
+    (tmp_path / "first" / store.RUN_SUBDIR / "damaged-ZIP_DEFLATED-none").write_bytes(b"not a pickle")
+    assert store.save(str(tmp_path / "first"), str(keep)) == [name]  # the damaged one is not stored
+    (keep / "norecord-ZIP_DEFLATED-none").write_bytes(b"x")
+    os.chmod(keep / "norecord-ZIP_DEFLATED-none", 0o600)
+    assert store.restore(str(keep), str(tmp_path / "next")) == ([name], {"norecord-ZIP_DEFLATED-none": "no record of its files"})
     os.chmod(keep / name, 0o666)  # writable by anyone: not read
-    target = tmp_path / "next"
-    target.mkdir()
-    assert store.restore(str(keep), str(target)) == ([], {name: "not a private file of this user", "damaged-ZIP_DEFLATED-none": "unreadable"})
+    assert store.restore(str(keep), str(tmp_path / "next2"))[1][name] == "not a private file of this user"
+    os.chmod(keep / name, 0o600)
+    payload(tmp_path / "other", name="x")
+    shutil.copy(tmp_path / "other" / store.RUN_SUBDIR / "x", keep / name)  # replaced, the record is not its own
+    assert store.restore(str(keep), str(tmp_path / "next3"))[1][name] == "its record is of another payload"
 
 
 def test_a_store_directory_others_can_write_is_neither_read_nor_written(tmp_path):
@@ -152,9 +193,7 @@ def test_a_store_directory_others_can_write_is_neither_read_nor_written(tmp_path
     payload(tmp_path / "first")
     store.save(str(tmp_path / "first"), str(keep))
     os.chmod(keep, 0o777)
-    target = tmp_path / "next"
-    target.mkdir()
-    assert store.restore(str(keep), str(target)) == ([], {})
+    assert store.restore(str(keep), str(tmp_path / "next")) == ([], {})
     assert store.save(str(tmp_path / "first"), str(keep)) == []
 
 
