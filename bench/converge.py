@@ -21,8 +21,9 @@ Environment: BENCH_NODES (compute nodes for floor/cold/rerun, default 2), BENCH_
 rerun alone, default every stage and base+slurm; '+' joins stages), BENCH_SIZES (default
 2,4,8,16), BENCH_REPEAT (runs per figure, median, default 3), BENCH_SWEEP_REPEAT (default
 BENCH_REPEAT), BENCH_SWEEP_STAGES (base,rdma,slurm,base+rdma+slurm), BENCH_CONVERGE=0 (the lab is
-converged already: no untimed converge before the reruns), BENCH_CONNECTIONS (podman,ssh), BENCH_FORKS (a number, or 'hosts': one fork per
-host, the default), BENCH_KEEP=1 keeps the containers at the end.
+converged already: no untimed converge before the reruns), BENCH_CONNECTIONS (podman,ssh),
+BENCH_NOTE (a note on the machine, kept in the results), BENCH_FORKS (a number, or 'hosts': one
+fork per host, the default), BENCH_KEEP=1 keeps the containers at the end.
 Writes bench/results/converge.json and converge.png; logs in .tmp/bench/logs/.
 """
 
@@ -529,7 +530,7 @@ def main():
               "sweep_repeat": sweep_reps, "forks": os.environ.get("BENCH_FORKS", "hosts"),
               "strategy": strategy(), "inprocess": os.environ.get("GPUCLUSTER_INPROCESS", "true"),
               "machine": {"cpus": os.cpu_count(), "load_before": list(os.getloadavg()), "kernel": platform.release(),
-                          "note": "shared machine: other work ran beside the bench"},
+                          "note": os.environ.get("BENCH_NOTE", "the load average before and after says whether other work ran beside the bench")},
               "commit": sh("git", "-C", str(ROOT), "rev-parse", "--short", "HEAD", check=False).strip()}
     start = time.monotonic()
     try:
