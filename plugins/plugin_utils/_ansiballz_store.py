@@ -32,15 +32,13 @@ import importlib
 import io
 import json
 import os
-import shutil
 import stat
 import sys
 import tempfile
 import zipfile
 
-# the ansible-core releases whose payload cache (directory name, pickle of _CachedModule, zip layout)
-# this was checked against
-SUPPORTED_ANSIBLE = ("2.19.",)
+from ansible_collections.gpucluster.training.plugins.plugin_utils import _ansible_release
+
 RUN_SUBDIR = "ansiballz_cache"
 RECORD = ".sources.json"
 # written by recursive_finder itself (a namespace stub), not read from a file: fixed by the release
@@ -54,8 +52,9 @@ def why_not():
         from ansible.executor import module_common
     except ImportError as exc:  # pragma: no cover - ansible-core is what runs this
         return "ansible-core not importable (%s)" % exc
-    if not ansible_version.startswith(SUPPORTED_ANSIBLE):
-        return "ansible-core %s, not one of %s" % (ansible_version, ", ".join(v + "x" for v in SUPPORTED_ANSIBLE))
+    # the payload cache's directory name, the pickle of _CachedModule and the zip layout
+    if _ansible_release.unsupported(ansible_version):
+        return _ansible_release.unsupported(ansible_version)
     if not hasattr(module_common, "_CachedModule"):
         return "ansible-core without the expected payload cache"
     return None
@@ -278,7 +277,7 @@ def save(run_tmp, store, controller=None):
         if record is None:
             continue
         _copy_atomic(source, target)
-        _write_atomic(target + RECORD, json.dumps({"payload": payload_key(target), "entries": record}, sort_keys=True))
+        _write_atomic(target + RECORD, json.dumps({"payload": payload_key(target), "entries": record}, sort_keys=True).encode("utf-8"))
         written.append(name)
     return written
 
@@ -297,11 +296,12 @@ def _link_or_copy(source, target):
         _copy_atomic(source, target)
 
 
-def _write_atomic(target, text):
+def _write_atomic(target, data):
+    """Write bytes so that no reader sees a partial file (a temporary file in the same folder, renamed)."""
     handle, temporary = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
         os.replace(temporary, target)
     except BaseException:
         if os.path.exists(temporary):
@@ -310,13 +310,5 @@ def _write_atomic(target, text):
 
 
 def _copy_atomic(source, target):
-    """Copy so that no reader sees a partial file (a temporary file in the same folder, renamed)."""
-    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out, open(source, "rb") as src:
-            shutil.copyfileobj(src, out)
-        os.replace(temporary, target)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    with open(source, "rb") as src:
+        _write_atomic(target, src.read())

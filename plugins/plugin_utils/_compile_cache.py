@@ -27,6 +27,8 @@ import sys
 import tempfile
 import threading
 
+from ansible_collections.gpucluster.training.plugins.plugin_utils import _ansible_release
+
 # the Environment attributes Jinja's lexer and code generator read while compiling a source
 _SETTINGS = (
     "block_start_string",
@@ -45,10 +47,6 @@ _SETTINGS = (
     "is_async",
     "autoescape",
 )
-
-# the ansible-core releases whose templating this was checked against (compile and compile_expression
-# of AnsibleEnvironment reach Jinja's Environment.compile once per source)
-SUPPORTED_ANSIBLE = ("2.19.",)
 
 
 class _State(threading.local):
@@ -171,8 +169,9 @@ def install(folder=None):
         from ansible._internal._templating._jinja_bits import AnsibleEnvironment, _TemplateCompileContext
     except ImportError as exc:
         return "ansible-core without the expected templating internals (%s)" % exc
-    if not ansible_version.startswith(SUPPORTED_ANSIBLE):
-        return "ansible-core %s, not one of %s" % (ansible_version, ", ".join(v + "x" for v in SUPPORTED_ANSIBLE))
+    # compile and compile_expression of AnsibleEnvironment reach Jinja's Environment.compile once per source
+    if _ansible_release.unsupported(ansible_version):
+        return _ansible_release.unsupported(ansible_version)
     if "compile" in vars(AnsibleEnvironment) or "compile_expression" not in vars(AnsibleEnvironment):
         return "ansible-core's AnsibleEnvironment compiles differently than this cache expects"
     _ORIGINAL.update(compile=AnsibleEnvironment.compile, compile_expression=AnsibleEnvironment.compile_expression,

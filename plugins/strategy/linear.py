@@ -40,6 +40,7 @@ from ansible.plugins import loader as plugin_loader
 from ansible.plugins.strategy.linear import StrategyModule as LinearStrategyModule
 from ansible.release import __version__ as ansible_version
 from ansible.utils.display import Display
+from ansible_collections.gpucluster.training.plugins.plugin_utils import _ansible_release
 
 display = Display()
 
@@ -52,7 +53,6 @@ try:
 except ImportError:  # pragma: no cover - another ansible-core
     HAS_INTERNALS = False
 
-SUPPORTED_ANSIBLE = ("2.19.",)
 DEFAULT_MAX_HOSTS = 32
 
 # Actions that compute on the controller only: no connection, no module, no file of the host.
@@ -67,7 +67,7 @@ IN_PROCESS_ACTIONS = frozenset(
 def enabled():
     """True when this ansible-core is one the in-process path mirrors and it is not turned off."""
     flag = os.environ.get("GPUCLUSTER_INPROCESS", "true").strip().lower()
-    return (HAS_INTERNALS and ansible_version.startswith(SUPPORTED_ANSIBLE)
+    return (HAS_INTERNALS and _ansible_release.unsupported(ansible_version) is None
             and flag not in ("0", "false", "no", "off"))
 
 

@@ -100,7 +100,7 @@ def test_every_compile_setting_is_part_of_the_key():
 
 
 def test_an_unchecked_ansible_core_is_left_alone(monkeypatch, tmp_path):
-    monkeypatch.setattr(cache, "SUPPORTED_ANSIBLE", ("9.9.",))
+    monkeypatch.setattr(cache._ansible_release, "SUPPORTED_ANSIBLE", ("9.9.",))
     assert "not one of 9.9.x" in cache.install(str(tmp_path))
     assert "compile" not in vars(AnsibleEnvironment)
     assert render_all()[1] == [True, True, True, False]
