@@ -34,10 +34,10 @@ import json
 import os
 import stat
 import sys
-import tempfile
 import zipfile
 
 from ansible_collections.gpucluster.training.plugins.plugin_utils import _ansible_release
+from ansible_collections.gpucluster.training.plugins.plugin_utils._atomic_file import write_atomic
 
 RUN_SUBDIR = "ansiballz_cache"
 RECORD = ".sources.json"
@@ -53,8 +53,9 @@ def why_not():
     except ImportError as exc:  # pragma: no cover - ansible-core is what runs this
         return "ansible-core not importable (%s)" % exc
     # the payload cache's directory name, the pickle of _CachedModule and the zip layout
-    if _ansible_release.unsupported(ansible_version):
-        return _ansible_release.unsupported(ansible_version)
+    unsupported = _ansible_release.unsupported(ansible_version)
+    if unsupported:
+        return unsupported
     if not hasattr(module_common, "_CachedModule"):
         return "ansible-core without the expected payload cache"
     return None
@@ -277,7 +278,7 @@ def save(run_tmp, store, controller=None):
         if record is None:
             continue
         _copy_atomic(source, target)
-        _write_atomic(target + RECORD, json.dumps({"payload": payload_key(target), "entries": record}, sort_keys=True).encode("utf-8"))
+        write_atomic(target + RECORD, json.dumps({"payload": payload_key(target), "entries": record}, sort_keys=True).encode("utf-8"))
         written.append(name)
     return written
 
@@ -296,19 +297,6 @@ def _link_or_copy(source, target):
         _copy_atomic(source, target)
 
 
-def _write_atomic(target, data):
-    """Write bytes so that no reader sees a partial file (a temporary file in the same folder, renamed)."""
-    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(temporary, target)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
-
-
 def _copy_atomic(source, target):
     with open(source, "rb") as src:
-        _write_atomic(target, src.read())
+        write_atomic(target, src.read())

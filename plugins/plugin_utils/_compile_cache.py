@@ -28,6 +28,7 @@ import tempfile
 import threading
 
 from ansible_collections.gpucluster.training.plugins.plugin_utils import _ansible_release
+from ansible_collections.gpucluster.training.plugins.plugin_utils._atomic_file import write_atomic
 
 # the Environment attributes Jinja's lexer and code generator read while compiling a source
 _SETTINGS = (
@@ -100,10 +101,7 @@ def store(key, code):
     if not folder:
         return
     try:
-        handle, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-        with os.fdopen(handle, "wb") as out:
-            marshal.dump(code, out)
-        os.replace(temp, os.path.join(folder, key))
+        write_atomic(os.path.join(folder, key), marshal.dumps(code))
     except (OSError, ValueError):
         pass  # a full or removed directory: the code is still kept in this process
 
@@ -170,8 +168,9 @@ def install(folder=None):
     except ImportError as exc:
         return "ansible-core without the expected templating internals (%s)" % exc
     # compile and compile_expression of AnsibleEnvironment reach Jinja's Environment.compile once per source
-    if _ansible_release.unsupported(ansible_version):
-        return _ansible_release.unsupported(ansible_version)
+    unsupported = _ansible_release.unsupported(ansible_version)
+    if unsupported:
+        return unsupported
     if "compile" in vars(AnsibleEnvironment) or "compile_expression" not in vars(AnsibleEnvironment):
         return "ansible-core's AnsibleEnvironment compiles differently than this cache expects"
     _ORIGINAL.update(compile=AnsibleEnvironment.compile, compile_expression=AnsibleEnvironment.compile_expression,
