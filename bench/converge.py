@@ -23,8 +23,9 @@ rerun alone, default every stage and base+slurm; '+' joins stages), BENCH_SIZES 
 BENCH_REPEAT), BENCH_SWEEP_STAGES (base,rdma,slurm,base+rdma+slurm), BENCH_CONVERGE=0 (the lab is
 converged already: no untimed converge before the reruns), BENCH_CONNECTIONS (podman,ssh),
 BENCH_NOTE (a note on the machine, kept in the results), BENCH_FORKS (a number, or 'hosts': one
-fork per host, the default), BENCH_KEEP=1 keeps the containers at the end.
-Writes bench/results/converge.json and converge.png; logs in .tmp/bench/logs/.
+fork per host, the default), BENCH_KEEP=1 keeps the containers at the end, BENCH_RESULTS (the folder
+of the results, default bench/results: a partial run elsewhere keeps the last whole run's figures).
+Writes converge.json and converge.png there; logs in .tmp/bench/logs/.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from _validate_plot import COLOURS, _Canvas  # noqa: E402  pylint: disable=wrong
 
 TMP = ROOT / ".tmp" / "bench"
 LOGS = TMP / "logs"
-RESULTS = ROOT / "bench" / "results"
+RESULTS = Path(os.environ.get("BENCH_RESULTS") or ROOT / "bench" / "results").resolve()
 NET, SUBNET, PREFIX = "gpucluster-bench", "10.89.60.0/24", "bench-"
 IMAGE = os.environ.get("BENCH_IMAGE", "localhost/gpucluster-node:trixie")
 SSH_KEY = ROOT / ".tmp" / "ssh" / "id_ed25519"
@@ -571,7 +572,7 @@ def report(result, start):
             print("\nslowest tasks of the median whole site.yml rerun over %s (profile_tasks, %s):" % (conn, data["site"]["median_log"]))
             for name, secs in data["site"]["slowest"][:10]:
                 print("  %6.2f s  %s" % (secs, name))
-    print("\nresults: bench/results/converge.json, plot: bench/results/converge.png (%.0f s in all)" % result["seconds"])
+    print("\nresults: %s, plot: %s (%.0f s in all)" % (RESULTS / "converge.json", RESULTS / "converge.png", result["seconds"]))
 
 
 if __name__ == "__main__":

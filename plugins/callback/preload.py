@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Load this collection's filter, test and lookup plugins once in ansible-playbook's own process,
 so that every task's worker process (a fork of it) starts with them loaded; keep the code Jinja
-compiles from each template source for the rest of the run."""
+compiles from each template source, and the module payloads, for the rest of the run and the next."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ type: aggregate
 version_added: 0.1.0
 author:
   - gpucluster.training maintainers (@gpucluster)
-short_description: Load the collection's Jinja plugins once, compile each template once per run, keep module payloads
+short_description: Load the collection's Jinja plugins once, keep compiled templates and module payloads between runs
 description:
   - ansible-playbook runs each task on each host in a new process forked from its own, and a
     template that names a filter of a collection makes that process load the collection's filter
@@ -25,12 +25,16 @@ description:
     C(site.yml) rerun used about 2 s less processor time with it (README, Speed of a rerun).
   - ansible-core 2.19 also parses and compiles a template's source each time it renders it, in each
     task's worker process. With O(compile_cache) on, this callback keeps the code Jinja compiles for
-    each source in a directory of this run (under Ansible's local temporary directory, removed when
-    the run ends), where later worker processes of the same run find it. Before a task's first worker
+    each source in O(compile_cache_store_dir), one directory per release of ansible-core, Jinja and
+    Python, where later worker processes of the same run and later runs find it (with
+    O(compile_cache_store) off, in a directory of this run under Ansible's local temporary directory,
+    removed when the run ends). Before a task's first worker
     is forked, it compiles that task's templates and conditions (and, once per role and play, their
     variables) in ansible-playbook's own process, so the workers of all hosts start with them instead
     of each compiling the same sources at the same time. Only Jinja's compile step is skipped; every
-    template is still rendered with the variables of its task and host. It is applied
+    template is still rendered with the variables of its task and host, and the code calls each
+    filter, test and lookup as it is when it renders (ansible-core compiles without Jinja's constant
+    folding). It is applied
     only on the ansible-core releases it was checked with (2.19); on others it stays off and says why
     at verbosity 3.
   - ansible-core 2.19 builds each Python module's payload (the module and every module_utils file it
@@ -59,6 +63,30 @@ options:
     ini:
       - section: callback_preload
         key: compile_cache
+  compile_cache_store:
+    description:
+      - Keep the compiled code between runs in O(compile_cache_store_dir) (with O(compile_cache) on).
+      - Set to false to keep it for one run only, or where the controller's home directory must not be written.
+    type: bool
+    default: true
+    env:
+      - name: GPUCLUSTER_COMPILE_CACHE_STORE
+    ini:
+      - section: callback_preload
+        key: compile_cache_store
+  compile_cache_store_dir:
+    description:
+      - Where the compiled code is kept, one directory per release of ansible-core, Jinja and Python;
+        beyond 20,000 entries the oldest are removed at the end of a run.
+      - Created for the running user only (mode 0700); a directory of another user, or writable by
+        others, is not used (the run keeps its code in a directory of its own instead).
+    type: path
+    default: ~/.ansible/gpucluster/jinja
+    env:
+      - name: GPUCLUSTER_COMPILE_CACHE_STORE_DIR
+    ini:
+      - section: callback_preload
+        key: compile_cache_store_dir
   ansiballz_store:
     description:
       - Keep the module payloads a run built for later runs (checked file by file before each use).
@@ -113,9 +141,10 @@ class CallbackModule(CallbackBase):
 
     def v2_playbook_on_start(self, playbook):
         if self.get_option("compile_cache") and not _compile_cache.active():
-            why_not = _compile_cache.install(_compile_cache.make_run_dir(C.DEFAULT_LOCAL_TMP))
+            kept = self._compile_store()
+            why_not = _compile_cache.install(kept or _compile_cache.make_run_dir(C.DEFAULT_LOCAL_TMP), keep=kept is not None)
             if why_not:
-                # nothing was patched; the empty directory goes with Ansible's local temporary directory
+                # nothing was patched; a run's empty directory goes with Ansible's local temporary directory
                 self._display.vvv("preload: no compile cache: %s" % why_not)
         self._restore_payloads()
         for kind, loader in (("filter", filter_loader), ("test", test_loader), ("lookup", lookup_loader)):
@@ -134,6 +163,16 @@ class CallbackModule(CallbackBase):
             _compile_cache.prewarm_task(task)
         except Exception as exc:  # pylint: disable=broad-except
             self._display.vvv("preload: task templates not compiled ahead: %s" % exc)
+
+    def _compile_store(self):
+        """The kept directory of compiled code, or None (off, or not safe to use)."""
+        if not self.get_option("compile_cache_store"):
+            return None
+        kept = _compile_cache.open_store(self.get_option("compile_cache_store_dir"))
+        if kept is None:
+            self._display.vvv("preload: compiled templates kept for this run only: %s is not a directory of this user only"
+                              % _compile_cache.store_dir(self.get_option("compile_cache_store_dir")))
+        return kept
 
     def _payload_store(self):
         """The store's directory for this run, or None (off, or another ansible-core)."""
@@ -159,7 +198,11 @@ class CallbackModule(CallbackBase):
             len(restored), "".join("; %s not used: %s" % item for item in sorted(skipped.items()))))
 
     def v2_playbook_on_stats(self, stats):
-        # in ansible-playbook's own process, after the last task: the run's directory goes
+        # in ansible-playbook's own process, after the last task: the run's directory goes (a kept one is pruned)
+        if _compile_cache.active():
+            counts = _compile_cache.stats()
+            self._display.vvv("preload: templates in ansible-playbook's own process: %d compiled code(s) reused, %d compiled"
+                              % (counts["hits"], counts["misses"]))
         _compile_cache.uninstall()
         store = self._payload_store()
         if store is not None:

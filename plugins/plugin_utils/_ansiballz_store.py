@@ -32,12 +32,11 @@ import importlib
 import io
 import json
 import os
-import stat
 import sys
 import zipfile
 
 from ansible_collections.gpucluster.training.plugins.plugin_utils import _ansible_release
-from ansible_collections.gpucluster.training.plugins.plugin_utils._atomic_file import write_atomic
+from ansible_collections.gpucluster.training.plugins.plugin_utils._cache_files import own_file, private_dir, write_atomic
 
 RUN_SUBDIR = "ansiballz_cache"
 RECORD = ".sources.json"
@@ -65,28 +64,6 @@ def store_dir(base):
     """The store's directory for this ansible-core release and Python under base."""
     from ansible.release import __version__ as ansible_version
     return os.path.join(os.path.expanduser(base), "ansible-%s-py%d.%d" % (ansible_version, sys.version_info[0], sys.version_info[1]))
-
-
-def _safe(info, kind):
-    return kind(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-
-
-def _private_dir(path, create=True):
-    """path as a directory of this user only (created so); False where it is not safe to read from
-    (another owner, or writable by others)."""
-    if create:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-    try:
-        return _safe(os.lstat(path), stat.S_ISDIR)
-    except OSError:
-        return False
-
-
-def _own_file(path):
-    try:
-        return _safe(os.lstat(path), stat.S_ISREG)
-    except OSError:
-        return False
 
 
 def _payload_names(folder):
@@ -224,14 +201,14 @@ def restore(store, run_tmp, controller=None):
     """Give the run every stored payload whose files are current (linked, else copied, into its
     payload directory). Returns (restored names, {name: why not})."""
     restored, skipped = [], {}
-    if not _private_dir(store, create=False):
+    if not private_dir(store, create=False):
         return restored, skipped
     controller = controller or Controller()
     target = os.path.join(run_tmp, RUN_SUBDIR)
     for name in _payload_names(store):
         source = os.path.join(store, name)
-        record = _read_record(source + RECORD) if _own_file(source + RECORD) else None
-        if not _own_file(source):
+        record = _read_record(source + RECORD) if own_file(source + RECORD) else None
+        if not own_file(source):
             skipped[name] = "not a private file of this user"
         elif record is None:
             skipped[name] = "no record of its files"
@@ -265,7 +242,7 @@ def save(run_tmp, store, controller=None):
     """Store the payloads this run built, each with the record of its files. Returns the names written."""
     source_dir = os.path.join(run_tmp, RUN_SUBDIR)
     names = _payload_names(source_dir)
-    if not names or not _private_dir(store):
+    if not names or not private_dir(store):
         return []
     controller = controller or Controller()
     written = []

@@ -1,20 +1,26 @@
 # Copyright: contributors to gpucluster.training
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""One run's cache of the Python code Jinja generates from a template's source.
+"""A cache of the Python code Jinja generates from a template's source, kept between runs.
 
 ansible-core 2.19 parses and compiles every template and conditional each time it renders one
 (no cache), and it renders a task's templates in a new process forked for each task and host, so
-the same source is compiled again and again in one ansible-playbook run. This cache keeps the
-compiled code object of each source in the process's memory and in a directory of this run
-(marshal files, written atomically), where the later worker processes of the run find it.
+the same source is compiled again and again in one ansible-playbook run, and again in the next run.
+This cache keeps the compiled code object of each source in the process's memory and in a directory
+(marshal files, written atomically), where the later worker processes of the run, and later runs,
+find it.
 
 What is cached is only what Jinja's own compile step returns for the same input: the key holds the
 source, the template name and file name, the environment's class, extensions and every setting the
-lexer and the code generator read, and Ansible's backslash-escaping mode of the compile; rendering
-(variables, filters, lookups) is untouched. The directory lives for one run, so a filter changed
-between runs never meets code generated for the old one. Anything unexpected (another ansible-core
-release, a template debugger) leaves Ansible's own compile path alone.
+lexer and the code generator read, Ansible's backslash-escaping mode of the compile, and the Python,
+Jinja and ansible-core releases; rendering (variables, filters, lookups) is untouched. The generated
+code calls filters, tests and lookups by name when it renders: ansible-core turns Jinja's optimizer
+off (no constant folding at compile time), so no plugin's result is compiled into the code, and a
+plugin changed between runs is called as it is now. The kept directory is one per release of
+ansible-core, Jinja and Python, of the running user only (mode 0700; one that others can write is
+not used), and its oldest entries are removed when it holds more than MAX_ENTRIES. Anything
+unexpected (another ansible-core release, a template debugger) leaves Ansible's own compile path
+alone.
 """
 
 from __future__ import annotations
@@ -26,9 +32,10 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 
 from ansible_collections.gpucluster.training.plugins.plugin_utils import _ansible_release
-from ansible_collections.gpucluster.training.plugins.plugin_utils._atomic_file import write_atomic
+from ansible_collections.gpucluster.training.plugins.plugin_utils._cache_files import private_dir, write_atomic
 
 # the Environment attributes Jinja's lexer and code generator read while compiling a source
 _SETTINGS = (
@@ -54,8 +61,12 @@ class _State(threading.local):
     expression = None
 
 
+# a kept directory holds at most this many compiled sources (a 3-host site.yml run compiles about 700,
+# a few hundred bytes to a few kB each); beyond it the oldest are removed down to half
+MAX_ENTRIES = 20000
+
 _STATE = _State()
-_CACHE = {"dir": None, "memory": {}, "owner": None, "hits": 0, "misses": 0}
+_CACHE = {"dir": None, "keep": False, "memory": {}, "owner": None, "hits": 0, "misses": 0}
 _ORIGINAL = {}
 _WARM = {"engine": None, "seen": set()}
 
@@ -67,6 +78,7 @@ def settings_key(env, kind, source, name=None, filename=None, defer_init=False, 
     parts = (
         kind,
         sys.version,
+        _releases(),
         type(env).__module__,
         type(env).__qualname__,
         tuple(sorted(env.extensions)),
@@ -79,6 +91,70 @@ def settings_key(env, kind, source, name=None, filename=None, defer_init=False, 
     digest.update(b"\0")
     digest.update(str(source).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
+
+
+_RELEASES = []
+
+
+def _releases():
+    """The ansible-core and Jinja releases whose code generator made the code."""
+    if not _RELEASES:
+        import jinja2
+        from ansible.release import __version__ as ansible_version
+        _RELEASES.extend((ansible_version, jinja2.__version__))
+    return tuple(_RELEASES)
+
+
+def store_dir(base):
+    """The kept directory under base for this ansible-core, Jinja and Python release."""
+    ansible_version, jinja_version = _releases()
+    return os.path.join(os.path.expanduser(base), "ansible-%s-jinja-%s-py%d.%d" % (
+        ansible_version, jinja_version, sys.version_info[0], sys.version_info[1]))
+
+
+def open_store(base):
+    """The kept directory under base, created for this user only; None where it is not safe to use."""
+    folder = store_dir(base)
+    try:
+        return folder if private_dir(folder) else None
+    except OSError:
+        return None
+
+
+def prune(folder, max_entries=None, now=None):
+    """Remove the oldest entries (by modification time) down to half of max_entries when the folder
+    holds more, and temporary files of writes that did not finish (older than an hour)."""
+    max_entries = MAX_ENTRIES if max_entries is None else max_entries
+    now = time.time() if now is None else now
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        if name.startswith(".") and name.endswith(".tmp") and _age(os.path.join(folder, name), now) > 3600:
+            removed += _unlink(os.path.join(folder, name))
+    entries = [name for name in names if not name.startswith(".")]
+    if len(entries) > max_entries:  # the common case (within the limit) stats nothing
+        dated = sorted((-_age(os.path.join(folder, name), now), name) for name in entries)
+        for _age_key, name in dated[:len(entries) - max_entries // 2]:
+            removed += _unlink(os.path.join(folder, name))
+    return removed
+
+
+def _age(path, now):
+    try:
+        return now - os.lstat(path).st_mtime
+    except OSError:
+        return 0
+
+
+def _unlink(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        return 0
+    return 1
 
 
 def load(key):
@@ -158,8 +234,10 @@ def _patched(env_class, ctx_class):
     return compile, compile_expression
 
 
-def install(folder=None):
-    """Route AnsibleEnvironment's compiles through the cache; returns why not, or None when done."""
+def install(folder=None, keep=False):
+    """Route AnsibleEnvironment's compiles through the cache; returns why not, or None when done.
+    folder: where the code is written for other processes; keep: it is a kept directory (open_store),
+    left in place at the end (pruned), else a directory of this run, removed at the end."""
     if _ORIGINAL:
         return None
     try:
@@ -176,7 +254,7 @@ def install(folder=None):
     _ORIGINAL.update(compile=AnsibleEnvironment.compile, compile_expression=AnsibleEnvironment.compile_expression,
                      env_class=AnsibleEnvironment)
     AnsibleEnvironment.compile, AnsibleEnvironment.compile_expression = _patched(AnsibleEnvironment, _TemplateCompileContext)
-    _CACHE.update(dir=folder, memory={}, owner=os.getpid(), hits=0, misses=0)
+    _CACHE.update(dir=folder, keep=bool(keep and folder), memory={}, owner=os.getpid(), hits=0, misses=0)
     return None
 
 
@@ -300,7 +378,8 @@ def make_run_dir(parent=None):
 
 
 def uninstall():
-    """Give AnsibleEnvironment back its own compiles; remove the run's directory (in the process that made it)."""
+    """Give AnsibleEnvironment back its own compiles; in the process that installed the cache, remove
+    the run's directory, or prune the kept one."""
     if _ORIGINAL:
         env_class = _ORIGINAL["env_class"]
         del env_class.compile  # inherited from Jinja's Environment again
@@ -308,8 +387,11 @@ def uninstall():
         _ORIGINAL.clear()
     folder = _CACHE["dir"]
     if folder and _CACHE["owner"] == os.getpid():
-        shutil.rmtree(folder, ignore_errors=True)
-    _CACHE.update(dir=None, memory={}, owner=None)
+        if _CACHE["keep"]:
+            prune(folder)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+    _CACHE.update(dir=None, keep=False, memory={}, owner=None)
     _WARM.update(engine=None, seen=set())
 
 

@@ -1,14 +1,17 @@
 # Copyright: contributors to gpucluster.training
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The run's compile cache of gpucluster.training.preload: templates and conditionals render the
-same with it as without it, from memory and from the run's directory (a later worker process),
-keyed by every compile setting, and it stays off where it was not checked (the whole-playbook
-proof is every harness run: ansible.cfg enables the callback)."""
+"""The compile cache of gpucluster.training.preload: templates and conditionals render the same
+with it as without it, from memory, from the run's directory (a later worker process) and from the
+kept directory (a later run), keyed by every compile setting and release, a kept directory used only
+when it is the user's own and pruned, and it stays off where it was not checked (the
+whole-playbook proof is every harness run: ansible.cfg enables the callback)."""
 
 from __future__ import annotations
 
 import os
+import sys
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -97,6 +100,59 @@ def test_every_compile_setting_is_part_of_the_key():
     assert base != cache.settings_key(env.overlay(variable_start_string="[%"), "template", "{{ x }}")
     assert base != cache.settings_key(env.overlay(trim_blocks=False), "template", "{{ x }}")
     assert cache.settings_key(env.overlay(autoescape=lambda name: True), "template", "{{ x }}") is None
+
+
+def test_the_releases_of_ansible_core_jinja_and_python_are_part_of_the_key_and_the_kept_directory(monkeypatch, tmp_path):
+    env = AnsibleEnvironment()
+    base = cache.settings_key(env, "template", "{{ x }}")
+    folder = cache.store_dir(str(tmp_path))
+    monkeypatch.setattr(cache, "_RELEASES", ["2.19.99", "3.1.99"])
+    assert cache.settings_key(env, "template", "{{ x }}") != base
+    python = "py%d.%d" % (sys.version_info[0], sys.version_info[1])
+    assert cache.store_dir(str(tmp_path)) == str(tmp_path / ("ansible-2.19.99-jinja-3.1.99-" + python))
+    assert folder != cache.store_dir(str(tmp_path))
+
+
+def test_a_later_run_finds_the_code_in_the_kept_directory(tmp_path):
+    expected = (cache.uninstall(), render_all())[1]
+    kept = cache.open_store(str(tmp_path))
+    assert kept is not None and os.stat(kept).st_mode & 0o777 == 0o700
+    assert cache.install(kept, keep=True) is None
+    assert render_all() == expected
+    assert cache.stats() == {"hits": 0, "misses": len(TEMPLATES) + len(CONDITIONALS)}
+    cache.uninstall()  # the run ends: the kept directory stays
+    assert len(os.listdir(kept)) == len(TEMPLATES) + len(CONDITIONALS)
+    assert cache.install(cache.open_store(str(tmp_path)), keep=True) is None  # the next run
+    try:
+        assert render_all() == expected
+        assert cache.stats() == {"hits": len(TEMPLATES) + len(CONDITIONALS), "misses": 0}
+    finally:
+        cache.uninstall()
+
+
+def test_a_kept_directory_others_can_write_or_own_is_not_used(tmp_path):
+    folder = cache.store_dir(str(tmp_path))
+    os.makedirs(folder)
+    os.chmod(folder, 0o777)
+    assert cache.open_store(str(tmp_path)) is None
+    os.chmod(folder, 0o700)
+    assert cache.open_store(str(tmp_path)) == folder
+    os.rmdir(folder)
+    os.symlink(str(tmp_path), folder)  # a link is not the user's directory, wherever it points
+    assert cache.open_store(str(tmp_path)) is None
+
+
+def test_the_kept_directory_is_pruned_to_half_its_limit_oldest_first(tmp_path):
+    now = time.time()
+    for age in range(6):
+        (tmp_path / ("entry%d" % age)).write_bytes(b"x")
+        os.utime(tmp_path / ("entry%d" % age), (now - age * 60, now - age * 60))
+    (tmp_path / ".old.tmp").write_bytes(b"")
+    os.utime(tmp_path / ".old.tmp", (now - 7200, now - 7200))
+    (tmp_path / ".writing.tmp").write_bytes(b"")
+    assert cache.prune(str(tmp_path), max_entries=6, now=now) == 1  # within the limit: only the old partial write
+    assert cache.prune(str(tmp_path), max_entries=4, now=now) == 4
+    assert sorted(os.listdir(tmp_path)) == [".writing.tmp", "entry0", "entry1"]
 
 
 def test_an_unchecked_ansible_core_is_left_alone(monkeypatch, tmp_path):
