@@ -300,23 +300,26 @@ def manual_packages(hosts):
 HOLD_STARTS = "printf '#!/bin/sh\\nexit 101\\n' > /usr/sbin/policy-rc.d && chmod 0755 /usr/sbin/policy-rc.d"
 
 
-def apt_in_parallel(packages):
-    """The physical limit: every host installs its packages in one apt-get, all at once."""
+def apt_in_parallel(packages, nodes):
+    """The physical limit: every host installs its packages in one apt-get, all at once.
+    Returns its seconds and the nodes' CPU seconds in it (None where the machine does not show them)."""
     def one(item):
         name, pkgs = item
         sh("podman", "exec", "-e", "DEBIAN_FRONTEND=noninteractive", PREFIX + name, "sh", "-c",
            HOLD_STARTS + " && apt-get update -qq && apt-get install -y -qq --no-install-recommends "
            + " ".join(sorted(pkgs)) + "; status=$?; rm -f /usr/sbin/policy-rc.d; exit $status")
-    start = time.monotonic()
+    node_cpu, start = node_cpu_seconds(nodes), time.monotonic()
     with ThreadPoolExecutor(len(packages)) as pool:
         list(pool.map(one, packages.items()))
-    return round(time.monotonic() - start, 2)
+    seconds = round(time.monotonic() - start, 2)
+    node_after = node_cpu_seconds(nodes) if node_cpu is not None else None
+    return seconds, (round(node_after - node_cpu, 2) if node_after is not None else None)
 
 
 def part_cold(nodes, reps, result, connection):
     hosts = names(nodes)
     inv = inventory(nodes, connection)
-    cold, floors, limit, apt = [], [], [], []
+    cold, floors, limit, apt, apt_cpu = [], [], [], [], []
     packages = {}
     for rep in range(reps):
         fresh(nodes)
@@ -329,15 +332,20 @@ def part_cold(nodes, reps, result, connection):
         cold.append(run)
         fresh(nodes)
         floor2 = play("limit: floor on fresh hosts #%d" % (rep + 1), inv, "bench/floor.yml", nodes=nodes)
-        seconds = apt_in_parallel(packages)
-        say("%-44s %7.1f s" % ("limit: apt-get install, hosts in parallel #%d" % (rep + 1), seconds))
+        seconds, nodes_cpu = apt_in_parallel(packages, nodes)
+        say("%-44s %7.1f s  CPU: nodes %s" % ("limit: apt-get install, hosts in parallel #%d" % (rep + 1), seconds,
+                                              "-" if nodes_cpu is None else "%.1f s" % nodes_cpu))
+        if nodes_cpu is not None:
+            apt_cpu.append(nodes_cpu)
         floors.append(floor2["seconds"])
         floors.append(floor["seconds"])
         apt.append(seconds)
         limit.append(seconds + floor2["seconds"])
     result["cold"] = {"nodes": nodes, "connection": connection, "median": median([r["seconds"] for r in cold]), "runs": [r["seconds"] for r in cold],
                       "slowest": sorted(cold, key=lambda r: r["seconds"])[(reps - 1) // 2]["slowest"],
+                      "nodes_cpu_median": median([r["nodes_cpu"] for r in cold if r.get("nodes_cpu") is not None]),
                       "limit_median": median(limit), "limit_runs": limit, "apt_median": median(apt),
+                      "apt_nodes_cpu_median": median(apt_cpu),
                       "floor_fresh_median": median(floors), "packages": packages}
     remove_all()  # the last hosts have packages but no simulated hardware
 
@@ -445,6 +453,9 @@ def table(result):
             cold.get("connection", "podman"), cold["nodes"] + 1, cell(cold["median"])))
         lines.append("| physical limit: apt-get install in parallel + floor | %s (%s + %s) |" % (
             cell(cold["limit_median"]), cell(cold["apt_median"]), cell(cold["floor_fresh_median"])))
+        if cold.get("nodes_cpu_median") and cold.get("apt_nodes_cpu_median"):
+            lines.append("| nodes' CPU seconds: cold base+slurm / apt-get install in parallel | %s / %s |" % (
+                cell(cold["nodes_cpu_median"]), cell(cold["apt_nodes_cpu_median"])))
     sweep = result.get("sweep", {})
     for conn in [c for c in sweep if c not in ("sizes", "stages")]:
         for size, row in sorted(sweep[conn].items(), key=lambda kv: int(kv[0])):
