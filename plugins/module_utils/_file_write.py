@@ -11,6 +11,8 @@ PRIVATE to the collection: the interface may change without notice.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 import stat
 import tempfile
@@ -55,10 +57,17 @@ def check_items(items):
         if not str(item.get("path") or "").startswith("/"):
             raise FileWriteError("%s: path must be absolute" % label)
         state = item.get("state") or "file"
-        if state == "file" and item.get("content") is None:
-            raise FileWriteError("%s: state=file needs content" % label)
-        if state != "file" and (item.get("content") is not None or item.get("validate") or item.get("backup")):
-            raise FileWriteError("%s: content, validate and backup are for state=file only" % label)
+        given = [key for key in ("content", "content_base64") if item.get(key) is not None]
+        if state == "file" and len(given) != 1:
+            raise FileWriteError("%s: state=file needs content or content_base64 (one of them)" % label)
+        if state != "file" and (given or item.get("validate") or item.get("backup")):
+            raise FileWriteError("%s: content, content_base64, validate and backup are for state=file only" % label)
+        if given == ["content_base64"]:
+            try:
+                base64.b64decode(item["content_base64"], validate=True)
+            except (binascii.Error, ValueError):
+                # the value itself is not repeated: content_base64 is for keys
+                raise FileWriteError("%s: content_base64 is not base64" % label) from None
         if item.get("validate") and "%s" not in item["validate"]:
             raise FileWriteError("%s: validate must contain %%s (the new file's path): %r" % (label, item["validate"]))
         try:
@@ -91,7 +100,15 @@ def write_file(module, item, data, current, diffs, backups):
                                          % (path, item["validate"], rc, (err_text or out_text).strip()))
             if item.get("backup") and current is not None:
                 backups[path] = module.backup_local(path)
-            module.atomic_move(tmp, path)
+            # A file that did not exist is given 0666 less the umask by atomic_move, then the item's
+            # mode below: with a mode to come (0600 for a password, 0400 for a key) it is created
+            # readable by the writer only meanwhile, not by everyone for that moment.
+            saved = os.umask(0o077) if item.get("mode") is not None else None
+            try:
+                module.atomic_move(tmp, path)
+            finally:
+                if saved is not None:
+                    os.umask(saved)
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)

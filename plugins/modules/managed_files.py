@@ -16,7 +16,8 @@ description:
   - Items are handled in order - a directory listed before the files in it exists when they are written.
   - A file is written only when its bytes differ, through a temporary file in the same directory moved into place
     (atomic), after O(files[].validate) accepted it and, with O(files[].backup), a copy of the old file was kept.
-    Owner, group and mode are then set where they differ.
+    Owner, group and mode are then set where they differ; a new file with a mode to come is readable by the writing
+    user only until then (a key or a password file is never readable by others, not even for a moment).
   - Fails naming the item when a validation command refuses a file or a path cannot be written; the items before it
     were written already (as in a loop of M(ansible.builtin.copy)).
 options:
@@ -38,7 +39,14 @@ options:
         choices: [file, directory, absent]
         default: file
       content:
-        description: The file's text (V(state=file) only, required there).
+        description: The file's text (V(state=file) only; it or O(files[].content_base64) is required there).
+        type: str
+      content_base64:
+        description:
+          - The file's bytes, base64-encoded, instead of O(files[].content) - for a binary file such as a key. Its value
+            is hidden in Ansible's output (C(no_log)) and its content is never shown in C(--diff).
+          - Not compared by M(gpucluster.training.managed_state) - give that module the SHA-1 of the bytes as
+            O(files[].checksum); this module ignores O(files[].checksum), so one item serves both.
         type: str
       owner:
         description:
@@ -113,6 +121,11 @@ EXAMPLES = r"""
         validate: env SLURM_CONF=%s /usr/bin/scontrol show hostnames localhost
   register: written
 
+- name: A binary key, its value hidden from the output
+  gpucluster.training.managed_files:
+    files:
+      - {path: /etc/munge/munge.key, content_base64: "{{ munge_key_b64 }}", owner: munge, group: munge, mode: "0400"}
+  no_log: true
 - name: Act on one file of several
   ansible.builtin.debug:
     msg: slurm.conf changed
@@ -144,6 +157,7 @@ msg:
   sample: 1 of 3 item(s) changed
 """
 
+import base64
 import os
 import shutil
 
@@ -172,11 +186,13 @@ def _file(module, item, diffs, backups):
     if os.path.isdir(path):
         raise FileWriteError("%s: a directory, expected a file" % path)
     current = read_bytes(path)
-    data = item["content"].encode("utf-8")
+    binary = item.get("content_base64") is not None
+    data = base64.b64decode(item["content_base64"]) if binary else item["content"].encode("utf-8")
+    shown = item["diff"] and not binary
     if current != data and module._diff:
         diffs.append({"before_header": path, "after_header": path,
-                      "before": current.decode("utf-8", "replace") if item["diff"] and current is not None else "",
-                      "after": item["content"] if item["diff"] else "(content hidden: diff=false)"})
+                      "before": current.decode("utf-8", "replace") if shown and current is not None else "",
+                      "after": item["content"] if shown else "(content hidden: %s)" % ("content_base64" if binary else "diff=false")})
     return write_file(module, item, data, current, diffs, backups)
 
 
@@ -184,6 +200,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(files=dict(type="list", elements="dict", required=True, options=file_item_options(
             ["file", "directory", "absent"],
+            content_base64=dict(type="str", no_log=True),
             backup=dict(type="bool", default=False),
             validate=dict(type="str"),
             diff=dict(type="bool", default=True),

@@ -6,7 +6,10 @@ not running: the real role tasks, with test doubles for scontrol (refuses the fi
 accepts the second) and systemctl (slurmctld active or not). No Molecule scenario reaches the
 refusal: the configuration is checked by slurmd -C / the accept rules before it is written."""
 
+import json
 import stat
+
+import pytest
 
 
 def _fake(directory, name, body):
@@ -61,3 +64,33 @@ def test_stopped_slurmctld_is_not_asked_and_nothing_is_put_back(run_playbook, tm
     assert calls.read_text().splitlines() == ["is-active --quiet slurmctld"], out
     assert "slurmctld is not running on ctl1: not reconfigured; it reads the new configuration when it starts" in out, out
     assert out.count("still in the play") >= 3, out
+
+
+RUNNING = {"in_sync": False, "drift_items": []}
+NOT_RUNNING = {"in_sync": False, "drift_items": [{"kind": "services", "name": "slurmd", "missing": True, "drift": []}]}
+STOPPED_CTLD = {"in_sync": False, "drift_items": [
+    {"kind": "services", "name": "slurmctld", "missing": False, "drift": ["service slurmctld: inactive, expected started"]}]}
+
+
+@pytest.mark.parametrize("notifying, states, asked", [
+    # new compute nodes: their slurmd was started after their files were written, nobody is asked
+    (["gpu1", "gpu2"], {"gpu1": NOT_RUNNING, "gpu2": NOT_RUNNING}, False),
+    # one of them had slurmd running: it must re-read its files, the controller is asked once
+    (["gpu1", "gpu2"], {"gpu1": NOT_RUNNING, "gpu2": RUNNING}, True),
+    # a controller whose slurmctld the check found stopped: started after its files, not asked
+    (["ctl1"], {"ctl1": STOPPED_CTLD}, False),
+    # no check result (slurm_common_fast_path=false): asked, as without the check
+    (["gpu1"], {}, True),
+])
+def test_reconfigure_only_where_a_daemon_was_running(run_playbook, tmp_path, notifying, states, asked):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    calls = tmp_path / "calls"
+    _fake(fake, "scontrol", "echo \"$*\" >> %s\n" % calls)
+    _fake(fake, "systemctl", "exit 0\n")  # slurmctld is active
+    result = run_playbook("tests/harness/playbooks/slurm_reconfigure_notified.yml", "-i", "tests/harness/inventories/slurm-render/hosts.yml",
+                          "-e", json.dumps({"fake_bin": str(fake), "conf_dir": str(tmp_path), "notifying": notifying, "states": states}))
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert (calls.read_text().splitlines() if calls.exists() else []) == (["reconfigure"] if asked else []), out
+    assert ("HANDLER [gpucluster.training.slurm_common : Reconfigure Slurm on the controller]" in out) is asked, out

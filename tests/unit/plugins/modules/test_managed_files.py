@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 
 from ansible_collections.gpucluster.training.plugins.modules import managed_files
@@ -57,6 +58,42 @@ def test_a_secret_shows_no_content_in_the_diff(tmp_path):
     assert "s3cret" not in repr(result)
 
 
+KEY = bytes(range(256)) * 4  # a binary key of 1024 bytes, not UTF-8
+
+
+def test_a_binary_key_is_written_by_its_bytes_and_never_shown(tmp_path):
+    key = tmp_path / "munge.key"
+    item = {"path": str(key), "content_base64": base64.b64encode(KEY).decode(), "mode": "0400", "checksum": "ignored"}
+    result = run_main(managed_files.main, {"files": [item], "_ansible_diff": True})
+    assert result["changed_paths"] == [str(key)] and key.read_bytes() == KEY and _mode(key) == "0400"
+    assert {"before_header": str(key), "after_header": str(key), "before": "", "after": "(content hidden: content_base64)"} in result["diff"]
+    assert item["content_base64"] not in repr(result)
+    assert not run_main(managed_files.main, {"files": [item]})["changed"]
+    # a new key replaces the old one by its bytes
+    item["content_base64"] = base64.b64encode(KEY[::-1]).decode()
+    assert run_main(managed_files.main, {"files": [item]})["changed_paths"] == [str(key)] and key.read_bytes() == KEY[::-1]
+
+
+def test_a_new_file_with_a_mode_is_never_readable_by_others(tmp_path, monkeypatch):
+    # what atomic_move leaves at the path, before the item's mode is set
+    seen = []
+    real = managed_files.AnsibleModule.atomic_move
+
+    def spy(self, src, dest, *args, **kwargs):
+        real(self, src, dest, *args, **kwargs)
+        seen.append(_mode(dest))
+    monkeypatch.setattr(managed_files.AnsibleModule, "atomic_move", spy)
+    old = os.umask(0o022)
+    try:
+        run_main(managed_files.main, {"files": [{"path": str(tmp_path / "slurmdbd.conf"), "content": "StoragePass=x\n", "mode": "0600"},
+                                                {"path": str(tmp_path / "motd"), "content": "hello\n"}]})
+        assert os.umask(0o022) == 0o022  # the process's umask is put back
+    finally:
+        os.umask(old)
+    # the file with a mode was the writer's alone; the file without one is created as copy creates it
+    assert seen == ["0600", "0644"] and _mode(tmp_path / "slurmdbd.conf") == "0600"
+
+
 def test_validation_refuses_and_keeps_the_old_file(tmp_path):
     run_main(managed_files.main, {"files": _items(tmp_path)})
     conf = tmp_path / "etc" / "slurm.conf"
@@ -90,8 +127,10 @@ def test_absent_removes_once(tmp_path):
 def test_items_that_mean_nothing_fail_before_anything_is_written(tmp_path):
     bad = [
         ({"path": "etc/x", "content": "x"}, "path must be absolute"),
-        ({"path": str(tmp_path / "x")}, "state=file needs content"),
-        ({"path": str(tmp_path / "d"), "state": "directory", "content": "x"}, "content, validate and backup are for state=file only"),
+        ({"path": str(tmp_path / "x")}, "state=file needs content or content_base64 (one of them)"),
+        ({"path": str(tmp_path / "x"), "content": "x", "content_base64": "eA=="}, "needs content or content_base64 (one of them)"),
+        ({"path": str(tmp_path / "x"), "content_base64": "not base64!"}, "content_base64 is not base64"),
+        ({"path": str(tmp_path / "d"), "state": "directory", "content": "x"}, "content, content_base64, validate and backup are for state=file only"),
         ({"path": str(tmp_path / "x"), "content": "x", "validate": "slurmd -C"}, "validate must contain %s"),
         ({"path": str(tmp_path / "x"), "content": "x", "mode": "u+q"}, "mode 'u+q' is not octal or symbolic"),
         ({"path": str(tmp_path / "x"), "content": "x", "group": "-1"}, "group '-1' is not a name or a numeric id"),
