@@ -308,10 +308,15 @@ def play(label, inv, playbook, stages=None, limit=None, nodes=2):
             "slowest": slowest[:12], "probes": probes}
 
 
+def median_run(runs):
+    """The run whose time is the median (the lower one of an even count): its log, its slowest tasks
+    and its counts are reported beside the median time."""
+    return sorted(runs, key=lambda r: r["seconds"])[(len(runs) - 1) // 2]
+
+
 def repeat(count, label, func):
     runs = [func("%s #%d" % (label, i + 1)) for i in range(count)]
-    ordered = sorted(runs, key=lambda r: r["seconds"])
-    mid = ordered[(len(ordered) - 1) // 2]
+    mid = median_run(runs)
     return {"median": median([r["seconds"] for r in runs]), "runs": [r["seconds"] for r in runs],
             "controller_cpu_median": median([r["controller_cpu"] for r in runs]),
             "nodes_cpu_median": median([r["nodes_cpu"] for r in runs if r.get("nodes_cpu") is not None]),
@@ -379,9 +384,9 @@ def part_cold(nodes, reps, result, connection):
         floors.append(floor["seconds"])
         apt.append(seconds)
         limit.append(seconds + floor2["seconds"])
+    mid = median_run(cold)
     result["cold"] = {"nodes": nodes, "connection": connection, "median": median([r["seconds"] for r in cold]), "runs": [r["seconds"] for r in cold],
-                      "slowest": sorted(cold, key=lambda r: r["seconds"])[(reps - 1) // 2]["slowest"],
-                      "remote_commands": sorted(cold, key=lambda r: r["seconds"])[(reps - 1) // 2].get("remote_commands"),
+                      "slowest": mid["slowest"], "remote_commands": mid.get("remote_commands"),
                       "nodes_cpu_median": median([r["nodes_cpu"] for r in cold if r.get("nodes_cpu") is not None]),
                       "limit_median": median(limit), "limit_runs": limit, "apt_median": median(apt),
                       "apt_nodes_cpu_median": median(apt_cpu),
@@ -442,7 +447,6 @@ def ratios(result):
         key = "cold base+slurm (%s) / (apt-get in parallel + floor)" % cold.get("connection", "podman")
         out[key] = [round(cold["median"] / cold["limit_median"], 2), GOALS["cold_over_limit"]]
     sweep = result.get("sweep", {})
-    sizes = sweep.get("sizes", [])
     for conn in [c for c in sweep if c not in ("sizes", "stages")]:
         done = sorted(int(n) for n in sweep[conn] if all(st in sweep[conn][n] for st in sweep["stages"]))
         lo, hi = (str(done[0]), str(done[-1])) if done else ("", "")

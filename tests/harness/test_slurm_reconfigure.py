@@ -72,24 +72,27 @@ STOPPED_CTLD = {"in_sync": False, "drift_items": [
     {"kind": "services", "name": "slurmctld", "missing": False, "drift": ["service slurmctld: inactive, expected started"]}]}
 
 
-@pytest.mark.parametrize("notifying, states, asked", [
+@pytest.mark.parametrize("notifying, states, asked, fast_path", [
     # new compute nodes: their slurmd was started after their files were written, nobody is asked
-    (["gpu1", "gpu2"], {"gpu1": NOT_RUNNING, "gpu2": NOT_RUNNING}, False),
+    (["gpu1", "gpu2"], {"gpu1": NOT_RUNNING, "gpu2": NOT_RUNNING}, False, True),
     # one of them had slurmd running: it must re-read its files, the controller is asked once
-    (["gpu1", "gpu2"], {"gpu1": NOT_RUNNING, "gpu2": RUNNING}, True),
+    (["gpu1", "gpu2"], {"gpu1": NOT_RUNNING, "gpu2": RUNNING}, True, True),
     # a controller whose slurmctld the check found stopped: started after its files, not asked
-    (["ctl1"], {"ctl1": STOPPED_CTLD}, False),
-    # no check result (slurm_common_fast_path=false): asked, as without the check
-    (["gpu1"], {}, True),
+    (["ctl1"], {"ctl1": STOPPED_CTLD}, False, True),
+    # no check result (the check did not run): asked, as without the check
+    (["gpu1"], {}, True, True),
+    # a check result, but slurm_common_fast_path=false: the result is not read, asked as without it
+    (["gpu1", "gpu2"], {"gpu1": NOT_RUNNING, "gpu2": NOT_RUNNING}, True, False),
 ])
-def test_reconfigure_only_where_a_daemon_was_running(run_playbook, tmp_path, notifying, states, asked):
+def test_reconfigure_only_where_a_daemon_was_running(run_playbook, tmp_path, notifying, states, asked, fast_path):
     fake = tmp_path / "bin"
     fake.mkdir()
     calls = tmp_path / "calls"
     _fake(fake, "scontrol", "echo \"$*\" >> %s\n" % calls)
     _fake(fake, "systemctl", "exit 0\n")  # slurmctld is active
     result = run_playbook("tests/harness/playbooks/slurm_reconfigure_notified.yml", "-i", "tests/harness/inventories/slurm-render/hosts.yml",
-                          "-e", json.dumps({"fake_bin": str(fake), "conf_dir": str(tmp_path), "notifying": notifying, "states": states}))
+                          "-e", json.dumps({"fake_bin": str(fake), "conf_dir": str(tmp_path), "notifying": notifying, "states": states,
+                                                 "fast_path": fast_path}))
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     assert (calls.read_text().splitlines() if calls.exists() else []) == (["reconfigure"] if asked else []), out
