@@ -21,7 +21,9 @@ Inputs: ``rdma`` is the ``gpucluster_rdma`` fact (``rdma_info``), ``gpus`` the
 * ``allow`` / ``deny``: lists of device names or ``device:port`` (shell wildcards allowed);
 * ``link_layer``: ``InfiniBand`` or ``Ethernet`` to force the fabric;
 * ``gid_index``: the GID index to use when ports disagree (RoCE);
-* ``socket_ifname``: the bootstrap interface;
+* ``socket_ifname``: the bootstrap interface (``NCCL_SOCKET_IFNAME``): a bare name or ``,`` list is
+  written with a leading ``=`` (exact match, as for ``NCCL_IB_HCA``); a value already in NCCL's
+  syntax, starting with ``^`` (exclude) or ``=`` (``^=``: exclude exactly), is written as given;
 * ``socket_fallback``: true to return ``NCCL_IB_DISABLE=1`` instead of failing when no RDMA
   port is usable;
 * ``peer_memory``: true/false to override detection; ``gdr_level``: ``NCCL_NET_GDR_LEVEL`` when
@@ -254,7 +256,7 @@ def derive_nccl_env(rdma, gpus=None, network=None, policy=None):
         candidates.append((dev, port))
     socket_ifname = _socket_ifname(rdma, network, policy, reasons)
     if socket_ifname:
-        env["NCCL_SOCKET_IFNAME"] = "=" + socket_ifname
+        env["NCCL_SOCKET_IFNAME"] = _exact_ifname(socket_ifname)
     if not candidates:
         listing = ", ".join(_describe(d, p) for d, p in found) or "no RDMA device at all"
         if policy.get("socket_fallback"):
@@ -306,6 +308,16 @@ def derive_nccl_env(rdma, gpus=None, network=None, policy=None):
     return {"env": env, "reasons": reasons, "hcas": hcas, "warnings": warnings}
 
 
+def _plane_rank(item):
+    """Most ports first; on a tie the lower SM LID (the documented rule of single_plane), compared as a
+    number: as text, SM LID 12 would come before 3. An unknown SM LID comes last. RoCE keys (GID
+    prefix, VLAN) keep their text order."""
+    key, ports = item
+    if key[0] == "sm_lid":
+        return (-len(ports), key[1] is None, key[1] or 0)
+    return (-len(ports), str(key))
+
+
 def _one_subnet(layer, chosen, subnet=None, single_plane=False, warnings=None):
     groups = {}
     for dev, port in chosen:
@@ -316,7 +328,7 @@ def _one_subnet(layer, chosen, subnet=None, single_plane=False, warnings=None):
             prefix = _gid_prefix(gids[0]["gid"]) if gids else None
             key = ("gid_prefix/vlan", (prefix, _vlan(dev, gids[0].get("netdev") if gids else dev.get("netdev"))))
         groups.setdefault(key, []).append((dev, port))
-    ranked = sorted(groups.items(), key=lambda item: (-len(item[1]), str(item[0])))
+    ranked = sorted(groups.items(), key=_plane_rank)
     key, best = ranked[0]
     if layer == "InfiniBand" and len(ranked) > 1 and not single_plane:
         planes = "; ".join("SM LID %s: %s" % (k[1], ", ".join(sorted(("%s:%s" % (d["name"], p["port"]) for d, p in ports), key=natural_key)))
@@ -387,10 +399,22 @@ def _gid_index(chosen, policy, env, reasons):
                                          "to the training subnet" % "; ".join(several))
 
 
+def _exact_ifname(value):
+    """NCCL_SOCKET_IFNAME from a name or list: bare names are made exact (NCCL matches a bare name as a
+    prefix: ``eth1`` would also select ``eth10``); a value already starting with NCCL's ``^`` (exclude)
+    or ``=`` (exact) says what the site wants and is kept: prepending ``=`` would make ``^docker0`` the
+    name of an interface to use."""
+    return value if value.startswith(("^", "=")) else "=" + value
+
+
 def _socket_ifname(rdma, network, policy, reasons):
     if policy.get("socket_ifname"):
-        reasons["NCCL_SOCKET_IFNAME"] = "interface %s set by policy" % policy["socket_ifname"]
-        return str(policy["socket_ifname"])
+        value = str(policy["socket_ifname"])
+        if value.startswith(("^", "=")):
+            reasons["NCCL_SOCKET_IFNAME"] = "%s set by policy, in NCCL's syntax (written as given)" % value
+        else:
+            reasons["NCCL_SOCKET_IFNAME"] = "interface %s set by policy; '=' makes NCCL match it exactly" % value
+        return value
     rdma_netdevs = set(d.get("netdev") for d in rdma["devices"] if d.get("netdev"))
     for dev in rdma["devices"]:
         for port in dev["ports"]:

@@ -40,8 +40,11 @@ def _dict(site, key):
 
 def site_policy(site, probed_peer_memory=None):
     """The ``derive_nccl_env`` policy from the role's settings."""
+    # an INI inventory or -e gives "false" / "no" as text, which is true in Python: read it as
+    # Ansible does, like single_plane below (absent or null: the role's default, true)
+    require = to_bool(site.get("require_rdma"), "rdma_require_rdma", NcclEnvError, default=True)
     policy = {"allow": site.get("hca_allow") or [], "deny": site.get("hca_deny") or [],
-              "socket_fallback": not site.get("require_rdma", True)}
+              "socket_fallback": not require}
     if str(site.get("gdr_level") or ""):
         policy["gdr_level"] = str(site["gdr_level"])
     if site.get("training_subnet"):

@@ -21,7 +21,8 @@ It returns the ``gpucluster_rdma`` fact::
      netdev, ipv4}]}], upper_netdevs: [{name, kind, vlan_id, lowers}]}],
      peer_memory: [module names], peer_memory_markers: [sysfs paths], dma_buf: [driver names]}
 
-Read per port: ``state``, ``phys_state``, ``rate``, ``link_layer`` (required), ``lid``,
+Read per port: ``state``, ``phys_state``, ``rate``, ``link_layer`` (required; ``rate`` only on
+an ACTIVE port: without a link the kernel cannot read it, and ``rate_gbps`` is then None), ``lid``,
 ``sm_lid``, and the GID table ``gids/<i>`` with ``gid_attrs/types/<i>`` and
 ``gid_attrs/ndevs/<i>``.  Unused GID entries (all-zero, or ``fe80::`` with a zero interface id)
 are skipped; an entry whose type cannot be read (absent from the tree: the kernel answers
@@ -315,15 +316,21 @@ def _parse_port(files, base, number, gid_indexes):
     values = {}
     for attr in ("state", "phys_state", "rate", "link_layer"):
         path = "%s/%s" % (pbase, attr)
-        if path not in files:
+        if path not in files and attr != "rate":
             raise SysfsRdmaError("sysfs: %s is missing (every RDMA port has it)" % path)
-        values[attr] = files[path]
+        values[attr] = files.get(path)
     link_layer = normalize_link_layer(values["link_layer"], pbase + "/link_layer")
+    state = normalize_state(values["state"], pbase + "/state")
+    if values["rate"] is None and state == "ACTIVE":
+        raise SysfsRdmaError("sysfs: %s/rate is missing (every ACTIVE RDMA port has it)" % pbase)
     port = {
         "port": number,
-        "state": normalize_state(values["state"], pbase + "/state"),
+        "state": state,
         "phys_state": normalize_phys_state(values["phys_state"], pbase + "/phys_state"),
-        "rate_gbps": normalize_rate(values["rate"], pbase + "/rate"),
+        # A port with no link (no cable or QSFP in the cage: DOWN/Polling) has no link width,
+        # and the kernel's rate_show answers EINVAL for it: the file cannot be read, the rate is
+        # unknown (None). Such a port carries no traffic; an ACTIVE one always has a rate.
+        "rate_gbps": normalize_rate(values["rate"], pbase + "/rate") if values["rate"] is not None else None,
         "link_layer": link_layer,
         "lid": parse_int(files[pbase + "/lid"], pbase + "/lid") if pbase + "/lid" in files else None,
         "sm_lid": parse_int(files[pbase + "/sm_lid"], pbase + "/sm_lid") if pbase + "/sm_lid" in files else None,

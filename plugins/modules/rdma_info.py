@@ -113,6 +113,8 @@ ansible_facts:
               with C(kind) one of V(vlan), V(bond), V(macvlan) or V(other).
             - Each port has C(port), C(state) (V(ACTIVE), V(DOWN) ...), C(phys_state) (V(LinkUp) ...), C(rate_gbps),
               C(link_layer) (V(InfiniBand) or V(Ethernet)), C(lid), C(sm_lid) and C(gids).
+            - C(rate_gbps) is null on a port that is not V(ACTIVE) whose rate the kernel cannot read (no link width,
+              no cable or QSFP in the cage); an V(ACTIVE) port always has it.
             - C(gids) lists C({index, gid, type, netdev, ipv4}), with C(type) one of V(IB), V(RoCEv1) or V(RoCEv2);
               it is null when the table is unknown (from ibstat).
           type: list

@@ -14,6 +14,8 @@ from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env impo
 @pytest.mark.parametrize("value, expected", [
     ("=eth0", "eth0"), ("eth0", "eth0"), ("=ens1f0,ens2f0", "ens1f0"), ("ib0, ib1", "ib0"),
     ("^docker0,lo", "bond0"), ("=", "bond0"), ("", "bond0"), (None, "bond0"), (" =enp1s0 ", "enp1s0"),
+    # NCCL's exact exclusion: still no interface to use; and the old derivation's '=' before an exclusion list
+    ("^=docker0", "bond0"), ("=^docker0,lo", "bond0"),
 ])
 def test_one_interface_from_nccl_syntax(value, expected):
     assert gloo_socket_ifname(value, fallback="bond0") == expected

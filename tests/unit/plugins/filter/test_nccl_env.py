@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.gpucluster.training.plugins.filter.nccl_env import FilterModule, nccl_env
 from ansible_collections.gpucluster.training.plugins.module_utils._ibstat import parse_ibstat
-from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import NcclEnvError, derive_nccl_env
+from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import NcclEnvError, derive_nccl_env, gloo_socket_ifname
 from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma import parse_sysfs_rdma
 from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
 from ansible_collections.gpucluster.training.tests.unit.sysfs_trees import gid_tree
@@ -127,6 +127,22 @@ def test_socket_ifname():
     assert "NCCL_SOCKET_IFNAME" not in result["env"] and "is an RDMA netdev" in result["reasons"]["NCCL_SOCKET_IFNAME"]
     assert derive_nccl_env(fact, policy={"socket_ifname": "bond0"})["env"]["NCCL_SOCKET_IFNAME"] == "=bond0"
     assert "no network facts" in derive_nccl_env(fact)["reasons"]["NCCL_SOCKET_IFNAME"]
+
+
+@pytest.mark.parametrize("value, written", [
+    ("^docker0,lo", "^docker0,lo"),     # exclude interfaces starting with docker0 or lo
+    ("^=docker0", "^=docker0"),         # exclude exactly docker0
+    ("=eno1", "=eno1"),                 # already exact
+    ("eno1", "=eno1"),                  # a bare name is made exact (NCCL would match it as a prefix)
+    ("eno1,eno2", "=eno1,eno2"),
+])
+def test_socket_ifname_policy_in_nccl_syntax_is_written_as_given(value, written):
+    result = derive_nccl_env(gids_fact(NCCL1131), network={"default_ipv4": {"interface": "eth9"}}, policy={"socket_ifname": value})
+    assert result["env"]["NCCL_SOCKET_IFNAME"] == written
+    assert value in result["reasons"]["NCCL_SOCKET_IFNAME"]
+    # gloo takes names, not NCCL's syntax: an exclusion list names none, gloo gets the fallback
+    gloo = gloo_socket_ifname(result["env"]["NCCL_SOCKET_IFNAME"], fallback="eth9")
+    assert gloo == ("eth9" if value.startswith("^") else "eno1")
 
 
 def test_gdr_level_only_with_peer_memory_and_a_policy():

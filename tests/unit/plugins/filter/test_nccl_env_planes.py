@@ -26,7 +26,8 @@ ALL8 = "=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_9:1,mlx5_10:1,mlx5_11
 PLANE_B = ("mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11")
 
 
-def two_planes():
+def two_planes(plane_a=None, plane_b=None):
+    """The two-plane variant; ``plane_a`` / ``plane_b``: SYNTHETIC SM LIDs for the two halves instead."""
     other = re.findall(r"SM lid: (\d+)", HURRAY)[-1]
     assert other == "1"
     blocks = re.split(r"(?m)^(?=CA ')", NDR)
@@ -34,7 +35,9 @@ def two_planes():
     for block in blocks:
         name = re.match(r"CA '([^']+)'", block)
         if name and name.group(1) in PLANE_B:
-            block = block.replace("SM lid: 1024", "SM lid: %s" % other)
+            block = block.replace("SM lid: 1024", "SM lid: %s" % (plane_b or other))
+        elif name and plane_a:
+            block = block.replace("SM lid: 1024", "SM lid: %s" % plane_a)
         out.append(block)
     return parse_ibstat("".join(out))
 
@@ -64,3 +67,15 @@ def test_policy_restricts_the_planes():
     assert allowed["env"]["NCCL_IB_HCA"] == "=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1" and allowed["warnings"] == []
     with pytest.raises(NcclEnvError, match="single_plane"):
         derive_nccl_env(two_planes(), policy={"single_plane": "yes"})
+
+
+def test_single_plane_tie_goes_to_the_lower_sm_lid_as_a_number():
+    # SYNTHETIC SM LIDs 12 and 3 (4 ports each): as text "12" < "3", as numbers 3 < 12
+    fact = two_planes(plane_a="12", plane_b="3")
+    single = derive_nccl_env(fact, policy={"single_plane": True})
+    assert single["env"]["NCCL_IB_HCA"] == "=mlx5_6:1,mlx5_9:1,mlx5_10:1,mlx5_11:1"
+    assert "one subnet: SM LID 3 (policy single_plane)" in single["reasons"]["NCCL_IB_HCA"]
+    swapped = derive_nccl_env(two_planes(plane_a="3", plane_b="12"), policy={"single_plane": True})
+    assert swapped["env"]["NCCL_IB_HCA"] == "=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1"
+    # the warning without the policy names the planes in the same order
+    assert derive_nccl_env(fact)["warnings"][0].index("SM LID 3:") < derive_nccl_env(fact)["warnings"][0].index("SM LID 12:")

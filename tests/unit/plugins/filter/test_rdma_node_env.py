@@ -78,6 +78,26 @@ def test_policy_from_the_role_settings():
                       "link_layer": "Ethernet", "gid_index": 3, "socket_ifname": "ens1"}
 
 
+@pytest.mark.parametrize("value, fallback", [
+    ("false", True), ("no", True), ("False", True), ("0", True), (False, True),
+    ("true", False), ("yes", False), (True, False), (None, False),
+])
+def test_require_rdma_as_text_from_an_ini_inventory_or_extra_vars(value, fallback):
+    assert site_policy(dict(DEFAULTS, require_rdma=value))["socket_fallback"] is fallback
+    assert site_policy({k: v for k, v in DEFAULTS.items() if k != "require_rdma"})["socket_fallback"] is False
+
+
+def test_require_rdma_false_as_text_lets_a_node_without_rdma_use_sockets():
+    # the CX4 node's InfiniBand port is DOWN (its ibstat); the RoCE port is denied here (synthetic policy)
+    site = dict(DEFAULTS, require_rdma="false", hca_deny=["mlx5_0"])
+    out = rdma_node_env(ibstat(CX4_ROCE), network=NETWORK, site=site)
+    assert out["env"]["NCCL_IB_DISABLE"] == "1" and out["hcas"] == []
+    with pytest.raises(AnsibleFilterError, match="no active RDMA port"):
+        rdma_node_env(ibstat(CX4_ROCE), network=NETWORK, site=dict(site, require_rdma="yes"))
+    with pytest.raises(AnsibleFilterError, match="rdma_require_rdma must be true or false"):
+        rdma_node_env(ibstat(CX4_ROCE), network=NETWORK, site=dict(site, require_rdma="maybe"))
+
+
 @pytest.mark.parametrize("site", [dict(DEFAULTS, nccl_extra_env=["NCCL_DEBUG=INFO"]), dict(DEFAULTS, gid_index="x"), "policy"])
 def test_bad_site_settings_fail_with_a_filter_error(site):
     with pytest.raises(AnsibleFilterError):

@@ -124,6 +124,32 @@ def test_missing_port_attribute():
         parse_sysfs_rdma(files)
 
 
+@pytest.mark.parametrize("state, phys_state", [("1: DOWN\n", "2: Polling\n"), ("1: DOWN\n", "3: Disabled\n"),
+                                               ("2: INIT\n", "5: LinkUp\n")])
+def test_port_without_a_link_has_no_rate(state, phys_state):
+    # Hurray0's IB port is DOWN (its ibstat); SYNTHETIC: its rate file is dropped, as on a port with no cable or
+    # QSFP in the cage, whose rate the kernel refuses to read (EINVAL: no link width) so the probe has no entry
+    attrs = {"mlx5_0": ROCE_100G,
+             "mlx5_1": {"state": state, "phys_state": phys_state, "link_layer": "InfiniBand\n", "lid": "0x2\n", "sm_lid": "0x1\n"}}
+    fact = parse_sysfs_rdma(tree_from_show_gids(fixture_text("gids", HURRAY), attrs))
+    down = fact["devices"][1]["ports"][0]
+    assert down["rate_gbps"] is None and down["link_layer"] == "InfiniBand" and down["sm_lid"] == 1
+    assert down["gids"][0]["type"] == "IB"
+    assert fact["devices"][0]["ports"][0]["rate_gbps"] == 100
+
+
+def test_active_port_without_a_rate_is_still_an_error():
+    files = tree_from_show_gids(fixture_text("gids", IBM))
+    del files["class/infiniband/mlx5_0/ports/1/rate"]
+    with pytest.raises(SysfsRdmaError, match="rate is missing"):
+        parse_sysfs_rdma(files)
+    # a rate that is there but is not one stays an error whatever the state
+    files["class/infiniband/mlx5_0/ports/1/rate"] = "fast\n"
+    files["class/infiniband/mlx5_0/ports/1/state"] = "1: DOWN\n"
+    with pytest.raises(SysfsRdmaError, match="rate 'fast'"):
+        parse_sysfs_rdma(files)
+
+
 @pytest.mark.parametrize("value", [None, [], "text", {1: "x"}, {"class/infiniband/x/ports/one/state": "4: ACTIVE"}])
 def test_not_a_tree(value):
     with pytest.raises(SysfsRdmaError):

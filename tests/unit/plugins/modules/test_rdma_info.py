@@ -14,8 +14,10 @@ import os
 
 import pytest
 
-from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import derive_nccl_env
+from ansible_collections.gpucluster.training.plugins.module_utils._fabric import check_fabric
+from ansible_collections.gpucluster.training.plugins.module_utils._nccl_env import NcclEnvError, derive_nccl_env
 from ansible_collections.gpucluster.training.plugins.module_utils._sysfs_rdma import parse_show_gids
+from ansible_collections.gpucluster.training.plugins.module_utils._validate_hardware import limits, node_hardware
 from ansible_collections.gpucluster.training.plugins.modules import rdma_info
 from ansible_collections.gpucluster.training.tests.unit.fixture_files import fixture_text
 from ansible_collections.gpucluster.training.tests.unit.plugins.modules.module_harness import Exit, Fail, exits, run_main  # noqa: F401  pylint: disable=unused-import
@@ -77,6 +79,33 @@ def test_two_port_tree(tmp_path):
     fact = run({"sysfs_root": str(tmp_path)})["ansible_facts"]["gpucluster_rdma"]
     assert [d["netdev"] for d in fact["devices"]] == ["ens3np0", "ens2np0"]
     assert derive_nccl_env(fact)["env"]["NCCL_IB_GID_INDEX"] == "3"
+
+
+def test_port_without_a_link_whose_rate_cannot_be_read(tmp_path):
+    build_sysfs(tmp_path, NCCL1131)
+    # SYNTHETIC: mlx5_1's cage is empty (DOWN/Polling) and its rate cannot be read (the kernel answers EINVAL
+    # without a link width); a directory in its place makes the read fail the same way in a tmp tree
+    port = tmp_path / "class" / "infiniband" / "mlx5_1" / "ports" / "1"
+    (port / "state").write_text("1: DOWN\n")
+    (port / "phys_state").write_text("2: Polling\n")
+    (port / "rate").unlink()
+    (port / "rate").mkdir()
+    result = run({"sysfs_root": str(tmp_path)})
+    assert result["msg"] == "2 RDMA device(s), 1 active port(s): mlx5_0:1 Ethernet 100 Gb/s"
+    fact = result["ansible_facts"]["gpucluster_rdma"]
+    assert [p["rate_gbps"] for d in fact["devices"] for p in d["ports"]] == [100, None]
+    # the consumers of rate_gbps use the active ports only
+    derived = derive_nccl_env(fact, network={"default_ipv4": {"interface": "eno1"}})
+    assert derived["env"]["NCCL_IB_HCA"] == "=mlx5_0:1" and derived["hcas"][0]["rate_gbps"] == 100
+    fabric = check_fabric([{"host": "n1", "rdma": fact, "env": derived["env"]}])
+    assert fabric["ok"] and fabric["nodes"]["n1"]["rate_gbps"] == 100
+    hardware = node_hardware(rdma=fact)
+    assert [(p["name"], p["rate_gbps"]) for p in hardware["ports"]] == [("mlx5_0:1", 100.0)]
+    assert limits(hardware)["inter_node_gbs"] == 12.5
+    # a recorded port that has since lost its link: the judge gets it without a rate; the derivation's error lists it
+    assert node_hardware(rdma=fact, hcas=["mlx5_1:1"])["ports"][0]["rate_gbps"] is None
+    with pytest.raises(NcclEnvError, match="mlx5_1:1 DOWN/Polling Ethernet"):
+        derive_nccl_env(fact, policy={"allow": ["mlx5_1"]})
 
 
 def test_no_rdma_device(tmp_path):
