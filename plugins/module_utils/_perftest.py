@@ -14,9 +14,10 @@ PRIVATE to the collection: the interface may change without notice. Pure functio
      bw_peak_max_gbps, bw_average_max_gbps}
 
 ``bw_peak`` / ``bw_average`` are the numbers as printed, in ``unit`` (``Gb/sec`` with
-``--report_gbits``, else ``MB/sec``).  ``*_gbps`` convert them to Gb/s: perftest reports Gb/sec
-as 1e9 bit/s and MB/sec as 2**20 byte/s (its ``format_factor`` is 125000000 resp. 0x100000), so
-1 MB/sec = 0.008388608 Gb/s.  ``msg_rate_mpps`` is ``None`` when the column is absent (old
+``--report_gbits``, else ``MiB/sec`` from perftest 24.07.0 on and ``MB/sec`` before it).
+``*_gbps`` convert them to Gb/s: perftest reports Gb/sec as 1e9 bit/s and MB/sec and MiB/sec
+alike as 2**20 byte/s (its ``format_factor`` is 125000000 resp. 0x100000), so 1 MB/sec =
+1 MiB/sec = 0.008388608 Gb/s.  ``msg_rate_mpps`` is ``None`` when the column is absent (old
 perftest).  Lines perftest interleaves with the table ("Conflicting CPU frequency values
 detected ...") are skipped.  ``complete`` is true once the dashed line closing the table is
 seen.  Text without the ``#bytes ... BW average`` header, or with the header but no result row,
@@ -32,6 +33,12 @@ from ansible_collections.gpucluster.training.plugins.module_utils._parse_text im
 
 __all__ = ["PerftestParseError", "parse_perftest_bw", "MB_PER_SEC_IN_GBPS"]
 
+# perftest divides bytes/s by its format_factor: 0x100000 (2**20) for the default unit, 125000000
+# (1e9 bits / 8) for --report_gbits (linux-rdma/perftest, src/perftest_parameters.c,
+# ``format_factor = (user_param->report_fmt == MBS) ? 0x100000 : 125000000``). The default unit was
+# always 2**20 bytes; only its label changed, from "MB/sec" to "MiB/sec", in perftest 24.07.0
+# (commit 1d202bb "Display proper unit for MiB/sec results", src/perftest_parameters.h RESULT_FMT).
+# So MB/sec and MiB/sec convert with the same factor: 1 MiB/sec = 2**20 * 8 / 1e9 Gb/s.
 MB_PER_SEC_IN_GBPS = 1048576 * 8 / 1e9
 
 
@@ -39,9 +46,12 @@ class PerftestParseError(ValueError):
     """The text is not a perftest bandwidth summary."""
 
 
+# The three labels perftest has printed (case-sensitive: "Mb/sec", megabits, is not one of them and
+# would be off by a factor of 8.4 if read as 2**20 bytes).
+_UNITS = r"(?-i:Gb/sec|MiB/sec|MB/sec)"
 _HEADER_RE = re.compile(
-    r"^\s*#bytes\s+#iterations\s+BW peak\[(?P<unit>[GM]b?/sec|MB/sec)\]\s+"
-    r"BW average\[(?P<unit2>[GM]b?/sec|MB/sec)\](?P<rate>\s+MsgRate\[Mpps\])?",
+    r"^\s*#bytes\s+#iterations\s+BW peak\[(?P<unit>%s)\]\s+"
+    r"BW average\[(?P<unit2>%s)\](?P<rate>\s+MsgRate\[Mpps\])?" % (_UNITS, _UNITS),
     re.IGNORECASE,
 )
 _NUM = r"(?:\d{1,12}(?:\.\d{0,12})?|\.\d{1,12}|inf|nan|-nan)"
@@ -102,7 +112,7 @@ def parse_perftest_bw(text: str) -> dict:
         if in_table:
             match = _ROW_RE.match(line)
             if match:
-                factor = 1.0 if unit.lower() == "gb/sec" else MB_PER_SEC_IN_GBPS
+                factor = 1.0 if unit == "Gb/sec" else MB_PER_SEC_IN_GBPS
                 peak, avg = _float(match.group("peak")), _float(match.group("avg"))
                 rows.append({
                     "bytes": int(match.group("bytes")),
@@ -127,7 +137,6 @@ def parse_perftest_bw(text: str) -> dict:
                     "the text holds more than one perftest result table: pass one run at a time"
                 )
             unit = match.group("unit2")
-            unit = "Gb/sec" if unit.lower() == "gb/sec" else "MB/sec"
             in_table = True
             continue
         match = _TITLE_RE.match(line)

@@ -20,6 +20,9 @@ CASES = [
     ("gpu-count", '"msg": "gpu1: slurm_common_gpu_count=3 is greater than the 2 GPUs probed on it (gpucluster_gpus)"}'),
     # hand-written GPUs with their devices as a string: the node and the key, not a template error
     ("gpu-malformed", "gpu_devices: gpu2: gpucluster_gpus.devices must be a list of devices, got a string"),
+    # a layout Megatron-LM takes but train_llama2.sh would not run as planned (FSDP=1 resets TP to 1)
+    ("megatron-fsdp-tp", "training_jobs_megatron_layout has fsdp true with tp 8: train_llama2.sh resets TP to 1 "
+                         "when FSDP=1 (and turns sequence parallel off), so the job would silently run TP=1"),
 ]
 
 

@@ -19,7 +19,8 @@ from ansible_collections.gpucluster.training.tests.unit.fuzz_inputs import parse
 
 ROCM = "ib_write_bw_bidir_report_gbits_a_RoCE_use_rocm_rocmdocs.txt"
 POST_LIST = "ib_write_bw_post_list_duration_report_gbits_RoCE_perftest273.txt"
-FIXTURE_NAMES = [ROCM, POST_LIST]
+MIB = "ib_write_bw_a_use_rocm_MiB_MI355X_AINIC_ionic_alibaba.txt"
+FIXTURE_NAMES = [ROCM, POST_LIST, MIB]
 
 
 CASES = [
@@ -42,6 +43,17 @@ CASES = [
         {"bytes": 8, "iterations": 224958464, "bw_peak": 0.0, "bw_average": 0.48,
          "msg_rate_mpps": 7.498617, "bw_peak_gbps": 0.0, "bw_average_gbps": 0.48},
         None),
+    # perftest 24.07.0 and later without --report_gbits: MiB/sec, 2**20 bytes/s like the old MB/sec
+    (MIB, {
+        "test": "RDMA_Write BW Test", "operation": "write", "bidirectional": False,
+        "device": "ionic_0", "link_type": "Ethernet", "transport_type": "IB",
+        "connection_type": "RC", "gid_index": 0, "mtu_bytes": 4096, "qps": 1, "unit": "MiB/sec",
+        "complete": True, "bw_peak_max_gbps": 166.754202, "bw_average_max_gbps": 166.695734,
+    }, 23,
+        {"bytes": 2, "iterations": 5000, "bw_peak": 6.82, "bw_average": 6.76,
+         "msg_rate_mpps": 3.543784, "bw_peak_gbps": 0.05721, "bw_average_gbps": 0.056707},
+        {"bytes": 8388608, "iterations": 5000, "bw_peak": 19044.44, "bw_average": 19044.43,
+         "msg_rate_mpps": 0.002381, "bw_peak_gbps": 159.756342, "bw_average_gbps": 159.756258}),
 ]
 
 
@@ -71,6 +83,26 @@ def test_megabytes_are_converted_with_perftest_factor():
     assert last["bw_average"] == 204.59
     assert last["bw_average_gbps"] == round(204.59 * 1048576 * 8 / 1e9, 6)
     assert MB_PER_SEC_IN_GBPS == pytest.approx(0.008388608)
+
+
+def test_mebibytes_per_second_are_2_pow_20_bytes():
+    # perftest's format_factor 0x100000 for its default unit: MiB/sec and the older MB/sec label
+    # are the same unit, so the real MiB/sec row converts exactly like an MB/sec one.
+    last = parse_perftest_bw(fixture_text("perftest", MIB))["rows"][-1]
+    assert last["bw_average"] == 19044.43
+    assert last["bw_average_gbps"] == round(19044.43 * MB_PER_SEC_IN_GBPS, 6) == 159.756258
+    relabelled = parse_perftest_bw(fixture_text("perftest", MIB).replace("[MiB/sec]", "[MB/sec]"))
+    assert relabelled["unit"] == "MB/sec"  # synthetic: the real MiB table with the pre-24.07 label
+    assert relabelled["rows"] == parse_perftest_bw(fixture_text("perftest", MIB))["rows"]
+
+
+@pytest.mark.parametrize("label", ["Mb/sec", "mib/sec", "GB/sec"])
+def test_unit_labels_perftest_never_prints_are_refused(label):
+    # synthetic: the real MiB/sec table with a label perftest does not print; "Mb/sec" (megabits)
+    # read as 2**20 bytes would be 8.4 times too high, so the table is not read at all
+    text = fixture_text("perftest", MIB).replace("[MiB/sec]", "[%s]" % label)
+    with pytest.raises(PerftestParseError, match="no perftest bandwidth table found"):
+        parse_perftest_bw(text)
 
 
 def test_interleaved_cpu_frequency_warning_is_skipped():
