@@ -43,8 +43,13 @@ def _ranges(numbers):
 def hostlist(names, error=ValueError):
     """Compress names into a Slurm hostlist expression: ``gpu1 gpu2 gpu3 gpu10`` -> ``gpu[1-3,10]``.
 
-    Only the last number of a name is ranged; names are de-duplicated and sorted by prefix,
-    suffix and number.  ``expand_hostlist(hostlist(x)) == sorted(set(x))`` in that order.
+    Only the last number of a name is ranged, and only where nothing follows it: names with a
+    suffix after that number (``node1-ib``, ``gpu01a``) are listed one by one, since Slurm before
+    23.11 cannot read a suffix after the brackets (``node[1-2]-ib``; 23.11's RELEASE_NOTES: "Allow
+    for a shared suffix to be used with the hostlist format"; 22.05's _hostlist_create_bracketed in
+    src/common/hostlist.c refuses a ']' followed by anything but ',' or the end), and Debian
+    bookworm ships 22.05.  Names are de-duplicated and sorted by prefix, suffix and number.
+    ``expand_hostlist(hostlist(x)) == sorted(set(x))`` in that order.
     """
     if isinstance(names, str):
         names = [names]
@@ -63,10 +68,10 @@ def hostlist(names, error=ValueError):
     parts = sorted(set(plain))
     for (prefix, suffix) in sorted(groups):
         nums = sorted(groups[(prefix, suffix)], key=lambda n: (int(n), len(n)))
-        if len(nums) == 1:
-            parts.append("%s%s%s" % (prefix, nums[0], suffix))
+        if len(nums) == 1 or suffix:
+            parts.extend("%s%s%s" % (prefix, num, suffix) for num in nums)
         else:
-            parts.append("%s[%s]%s" % (prefix, _ranges(nums), suffix))
+            parts.append("%s[%s]" % (prefix, _ranges(nums)))
     return ",".join(parts)
 
 

@@ -12,12 +12,25 @@ from __future__ import annotations
 
 import json
 
-# sinfo %t states of a node whose slurmd the controller hears from: a "*" suffix (not responding),
-# "~" (powered off) or "#" (powering up) makes the state another word, so those never match.
+# sinfo %t states of a node whose slurmd the controller hears from. sinfo prints Slurm's compact
+# state in lower case, with at most one flag character after the word (Slurm's
+# node_state_string_compact in src/common/slurm_protocol_defs.c, 22.05 to 25.x; sinfo(1), NODE STATE
+# CODES): "*" not responding, "~" powered off, "#" powering up, "%" powering down, "!" pending power
+# down, "$" in a maintenance reservation, "@" reboot pending, "^" reboot issued, "-" planned by the
+# backfill scheduler, "+" completing (ALLOC+). The state is judged by its word without the flag:
+# "mix-", "alloc$", "drng@" are registered nodes. Not heard from: "*", "~", "#", and "%" and "^"
+# (slurmctld powers the node down or has it rebooting: its slurmd is going away, and the controller
+# waits for it to register again). Slurm prints the first flag that applies, in the order
+# $ ^ @ # % ~ ! * then - or +: a node flagged "$", "@" or "!" may also not respond, which sinfo %t
+# cannot tell (it counts as registered). "boot" is an idle node with a reboot pending (Slurm prints
+# BOOT where IDLE@ would be), "maint" an idle node in a maintenance reservation (MAINT for IDLE$).
 # Drained, draining and maintenance states count: the node is registered, someone took it out of
-# service. Out of service: reported, left as it is.
-REGISTERED_STATES = ("idle", "mix", "alloc", "comp", "resv", "plnd", "drain", "drng", "maint")
+# service. Out of service (of a node heard from, as before): reported, left as it is; a "$" flag is
+# the same maintenance as "maint".
+REGISTERED_STATES = ("idle", "mix", "alloc", "comp", "resv", "plnd", "drain", "drng", "maint", "boot")
 OUT_OF_SERVICE_STATES = ("drain", "drng", "down", "maint")
+STATE_FLAGS = "*~#%!$@^-+"
+NOT_HEARD_FLAGS = "*~#%^"
 _NO_REASON = ("", "none")
 
 
@@ -28,9 +41,12 @@ class SlurmNodesError(ValueError):
 def node_registration(text, names):
     """``{name: {"state", "reason", "registered", "out_of_service"}}`` for each of ``names``.
 
-    ``registered``: slurmctld hears from the node's slurmd (a state of REGISTERED_STATES), or the
-    node is down with a reason someone gave (an operator's, or the validate role's), which is
-    not Slurm's own "Not responding". A node sinfo did not list is ``unknown``, not registered.
+    ``registered``: slurmctld hears from the node's slurmd (a state of REGISTERED_STATES once its
+    flag is stripped, the flag not one of NOT_HEARD_FLAGS), or the node is down with a reason
+    someone gave (an operator's, or the validate role's), which is not Slurm's own "Not
+    responding". ``out_of_service``: heard from, and a state of OUT_OF_SERVICE_STATES or the "$"
+    flag. ``state`` is sinfo's, flag included. A node sinfo did not list is ``unknown``, not
+    registered.
     A node in several partitions is listed once per partition: the lines agree.
     """
     if isinstance(names, str) or not all(isinstance(n, str) and n for n in names):
@@ -46,9 +62,14 @@ def node_registration(text, names):
     out = {}
     for name in names:
         state, reason = seen.get(name, ("unknown", ""))
-        operator_down = state == "down" and reason.lower() not in _NO_REASON and not reason.startswith("Not responding")
-        out[name] = {"state": state, "reason": reason, "registered": state in REGISTERED_STATES or operator_down,
-                     "out_of_service": state in OUT_OF_SERVICE_STATES}
+        word = state.rstrip(STATE_FLAGS)
+        flags = state[len(word):]
+        heard = not any(flag in NOT_HEARD_FLAGS for flag in flags)
+        operator_down = word == "down" and heard and reason.lower() not in _NO_REASON \
+            and not reason.startswith("Not responding")
+        out[name] = {"state": state, "reason": reason,
+                     "registered": (word in REGISTERED_STATES and heard) or operator_down,
+                     "out_of_service": heard and (word in OUT_OF_SERVICE_STATES or "$" in flags)}
     return out
 
 

@@ -109,7 +109,14 @@ def test_parse_version_raises_only_slurmconferror(text):
     (["n1", "n1"], "n1"),
     (["login", "gpu1"], "login,gpu1"),
     (["rack1-n1", "rack1-n2", "rack2-n1"], "rack1-n[1-2],rack2-n1"),
-    (["a1b", "a2b"], "a[1-2]b"),
+    # a suffix after the number is never bracketed: Slurm before 23.11 (Debian bookworm's 22.05)
+    # cannot read node[1-2]-ib (23.11 RELEASE_NOTES, "Allow for a shared suffix")
+    (["a1b", "a2b"], "a1b,a2b"),
+    (["node2-ib", "node1-ib"], "node1-ib,node2-ib"),
+    (["gpu01a", "gpu02a", "gpu03a"], "gpu01a,gpu02a,gpu03a"),
+    (["node10-ib", "node9-ib"], "node9-ib,node10-ib"),
+    (["gpu1", "gpu2", "gpu2-ib", "gpu1-ib"], "gpu[1-2],gpu1-ib,gpu2-ib"),
+    (["n1.lab", "n2.lab"], "n1.lab,n2.lab"),
     (["/dev/dri/renderD128", "/dev/dri/renderD129", "/dev/dri/renderD135"], "/dev/dri/renderD[128-129,135]"),
     ([], ""),
 ])
@@ -127,6 +134,16 @@ def test_hostlist_rejects(bad):
 def test_hostlist_round_trip(parts):
     names = ["%s%d" % (p, n) for p, n in parts]
     assert sorted(expand_hostlist(hostlist(names))) == sorted(set(names))
+
+
+@given(st.lists(st.tuples(st.sampled_from(["gpu", "node", "c-"]), st.integers(0, 300),
+                          st.sampled_from(["", "-ib", "a", ".lab"])), max_size=30))
+def test_hostlist_brackets_only_what_slurm_22_05_reads(parts):
+    names = ["%s%d%s" % (p, n, suffix) for p, n, suffix in parts]
+    expr = hostlist(names)
+    # Slurm 22.05's hostlist parser: a ']' is followed by ',' or the end of the expression
+    assert all(expr[i + 1:i + 2] in ("", ",") for i, char in enumerate(expr) if char == "]"), expr
+    assert sorted(expand_hostlist(expr)) == sorted(set(names))
 
 
 def test_expand_hostlist_rejects_bad_ranges():

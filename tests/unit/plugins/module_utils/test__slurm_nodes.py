@@ -35,6 +35,45 @@ def test_down_without_a_reason_of_someone_is_not_registered():
     assert not got["gpu1"]["registered"] and not got["gpu2"]["registered"]
 
 
+# sinfo %t prints Slurm's compact state in lower case with at most one flag character (Slurm's
+# node_state_string_compact, src/common/slurm_protocol_defs.c; sinfo(1), NODE STATE CODES): the
+# word decides, the flag only where it says the controller does not hear from the node.
+@pytest.mark.parametrize("state, registered, out_of_service", [
+    ("mix-", True, False),       # planned by the backfill scheduler
+    ("alloc+", True, False),     # completing
+    ("idle@", True, False),      # reboot pending
+    ("boot", True, False),       # what Slurm prints for an idle node with a reboot pending
+    ("mix@", True, False),
+    ("drng@", True, True),       # scontrol reboot ASAP: drained until the jobs end (roles/gpu_common)
+    ("drain@", True, True),
+    ("alloc$", True, True),      # in a maintenance reservation, as "maint"
+    ("mix$", True, True),
+    ("drng$", True, True),
+    ("idle!", True, False),      # pending power down: still up
+    ("alloc!", True, False),
+    ("idle*", False, False),     # not responding
+    ("drain*", False, False),
+    ("maint*", False, False),
+    ("idle~", False, False),     # powered off
+    ("idle#", False, False),     # powering up
+    ("mix%", False, False),      # powering down
+    ("boot^", False, False),     # reboot issued: the node is going away, the controller waits for it
+    ("drain^", False, False),
+    ("down@", False, True),      # down without a reason of someone's
+    ("inval", False, False),
+])
+def test_state_flags(state, registered, out_of_service):
+    got = node_registration("gpu1|%s|none\n" % state, ["gpu1"])["gpu1"]
+    assert got == {"state": state, "reason": "none", "registered": registered, "out_of_service": out_of_service}
+
+
+def test_down_with_an_operators_reason_and_a_flag():
+    got = node_registration("gpu1|down$|replacing HCA\ngpu2|down*|replacing HCA\ngpu3|down~|replacing HCA\n",
+                            ["gpu1", "gpu2", "gpu3"])
+    assert [got[n]["registered"] for n in ("gpu1", "gpu2", "gpu3")] == [True, False, False]
+    assert [got[n]["out_of_service"] for n in ("gpu1", "gpu2", "gpu3")] == [True, False, False]
+
+
 @pytest.mark.parametrize("text", ["gpu1 idle none", "|idle|none", "gpu1||none"])
 def test_malformed_output_is_named(text):
     with pytest.raises(SlurmNodesError, match=r"is not name\|state\|reason"):
