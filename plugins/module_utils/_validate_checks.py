@@ -19,7 +19,18 @@ from ansible_collections.gpucluster.training.plugins.module_utils._validate_hard
 from ansible_collections.gpucluster.training.plugins.module_utils._validate_policy import (
     ValidateJudgeError, check as _check, fmt as _fmt, policy_of, who as _who)
 
-__all__ = ["judge_collective", "judge_nccl_log", "judge_perftest", "judge_health", "judged_row"]
+__all__ = ["judge_collective", "judge_nccl_log", "judge_perftest", "judge_health", "judged_row", "not_run"]
+
+
+def not_run(node, test, tool, why, who=None):
+    """The one check of a run that never started (``not_run``: what the launcher or the tool said,
+    e.g. srun could not place it on nodes that became busy after sinfo, or the tool refused its
+    arguments): it says nothing of the node, so it is a skip, never a failure to drain for; the run's
+    verdict says it was incomplete."""
+    check = _check(node, test, "complete", "skip", "%s: %s did not run (%s): nothing was measured on the node"
+                   % (who or _who(node), tool, " ".join(str(why).split())[:200]))
+    check["not_run"] = True
+    return check
 
 
 def judged_row(parsed, min_size):
@@ -66,6 +77,8 @@ def judge_collective(parsed, test, hardware, policy=None, node=None):
     if not isinstance(parsed, dict) or "rows" not in parsed:
         raise ValidateJudgeError("judge_collective: expected the collective_perf filter's result")
     who = _who(node)
+    if parsed.get("not_run"):
+        return [not_run(node, test, "all_reduce_perf", parsed["not_run"])]
     checks = []
     if not parsed.get("complete"):
         checks.append(_check(node, test, "complete", "fail",
@@ -221,6 +234,8 @@ def judge_perftest(parsed, hardware, policy=None, node=None, port=None, peer=Non
         raise ValidateJudgeError("judge_perftest: expected the perftest filter's result")
     hardware = hardware or {}
     who = _who(node) + (" port %s" % port if port else "") + (" to %s" % peer if peer else "")
+    if parsed.get("not_run"):
+        return [not_run(node, "ib_write_bw", "ib_write_bw", parsed["not_run"], who)]
     checks = []
     if not parsed.get("complete"):
         checks.append(_check(node, "ib_write_bw", "complete", "fail",

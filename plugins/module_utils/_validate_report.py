@@ -9,6 +9,8 @@ PRIVATE to the collection: the interface may change without notice. Pure functio
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind
 from ansible_collections.gpucluster.training.plugins.module_utils._validate_bisect import find_bad_nodes
 from ansible_collections.gpucluster.training.plugins.module_utils._validate_checks import (
@@ -38,7 +40,60 @@ def _hardware_of(value, host):
     return node_hardware(**value)
 
 
-def judge_run(results, hardware, policy=None, nodes=None, run=None):
+def _undetermined_links(checks):
+    """The failing ib_write_bw checks (runs from a node to its peer, tasks/run.yml's ring) that do not
+    show their own node at fault: a link has two ends, and a node is shown at fault only when a run
+    it sent and a run it received both failed, with two different nodes (its port, not theirs). With
+    two nodes, or where the node's other link passed, the failing link is reported, nobody drained
+    for it. Runs without a peer (supplied results) are charged to their node as before. Returns
+    their ids, and notes the reason in each."""
+    links = [c for c in checks if c.get("test") == "ib_write_bw" and c.get("status") == "fail" and c.get("peer")]
+    out = set()
+    for check in links:
+        node = check["node"]
+        sent = set(c["peer"] for c in links if c["node"] == node)
+        received = set(c["node"] for c in links if c["peer"] == node)
+        if sent and received and len(sent | received) >= 2:
+            continue
+        out.add(id(check))
+        why = ("the link %s -> %s failed, and which end is at fault is not shown (%s): not drained for it"
+               % (node, check["peer"], "only these two nodes were tested" if sent == received
+                  else "its other link passed"))
+        check["note"] = "%s; %s" % (check["note"], why) if check.get("note") else why
+    return out
+
+
+def _involves(check, host):
+    node = check.get("node")
+    return node == host or (isinstance(node, list) and host in node)
+
+
+def _resume(host, reason, checks):
+    """Whether a node this collection drained (Slurm reason ``reason``, made by ``judge_run``:
+    DRAIN_PREFIX + "<test> <check> failed...", "cluster <test> <check> failed..." or "bad-node
+    search: ...") passed in this run what it was drained for, and why (or why not). A node passes
+    nothing it was not tested on: Slurm runs no test on a drained node, so a node drained for a
+    measurement stays drained until it is resumed by hand (or supplied results pass it); one
+    drained for its ports' state is judged again from the probes on every run."""
+    body = reason[len(DRAIN_PREFIX):] if reason.startswith(DRAIN_PREFIX) else None
+    if body is None:
+        return False, "not drained by this collection"
+    match = re.match(r"(?:cluster )?(\S+) (\S+) failed", body)
+    if match:
+        wanted = [(match.group(1), match.group(2))]
+    elif body.startswith("bad-node search"):
+        wanted = [("all_reduce_single", "busbw"), ("all_reduce_multi", "busbw")]
+    else:
+        return False, "the drain reason names no check this version knows: resume it by hand"
+    passed = [c for c in checks if (c["test"], c["check"]) in wanted and c["status"] == "pass" and _involves(c, host)]
+    if passed:
+        return True, "passed %s %s in this run" % (passed[0]["test"], passed[0]["check"])
+    return False, ("drained for %s, which this run did not measure on it (Slurm runs no test on a drained node): "
+                   "resume it by hand once fixed (scontrol update nodename=%s state=resume)"
+                   % (" or ".join("%s %s" % w for w in wanted), host))
+
+
+def judge_run(results, hardware, policy=None, nodes=None, run=None, slurm_nodes=None):
     """Judge every result of a run.
 
     ``results``: ``[{node, test, result, port?, peer?, origin?, source?, hardware?}]`` where
@@ -48,12 +103,18 @@ def judge_run(results, hardware, policy=None, nodes=None, run=None):
     ``hardware``: ``{host: node_hardware(...)}`` or ``{host: {gpus, rdma, hcas, peer_memory,
     override}}`` (the inputs of ``node_hardware``).  ``nodes``: hosts whose health is judged
     (default: the keys of ``hardware``).  ``run``: metadata copied into the report (and its
-    Markdown), e.g. ``{mode: supplied, slurm: true}``.
+    Markdown), e.g. ``{mode: supplied, slurm: true}``. ``slurm_nodes``: ``{node: [state, reason]}`` as
+    Slurm lists them (short or inventory names); a node this collection drained (its reason starts
+    with DRAIN_PREFIX) gets ``resume: true`` only where this run passed what it was drained for
+    (``resume_note`` says why or why not).
 
-    Returns ``{verdict, checks, nodes: {host: {verdict, failed, drain, reason, limits}},
-    cluster: {verdict, failed}, supplied, measured, counts, policy, run, hardware, markdown}``.
+    Returns ``{verdict (pass, fail, or incomplete where a test never started), checks, nodes: {host:
+    {verdict, failed, not_run, undetermined, drain, reason, limits[, resume, resume_note]}}, cluster: {verdict,
+    failed}, supplied, measured, counts, policy, run, hardware, markdown}``.
     """
     pol = policy_of(policy)
+    if slurm_nodes is not None and not isinstance(slurm_nodes, dict):
+        raise ValidateJudgeError("slurm_nodes must be a dict {node: [state, reason]}, got %s" % kind(slurm_nodes))
     if run is not None and not isinstance(run, dict):
         raise ValidateJudgeError("run must be a dict, got %s" % kind(run))
     if not isinstance(results, (list, tuple)):
@@ -95,6 +156,8 @@ def judge_run(results, hardware, policy=None, nodes=None, run=None):
         for check in new:
             check["origin"] = origin
             check["source"] = item.get("source")
+            if test == "ib_write_bw" and item.get("peer"):
+                check["peer"] = item["peer"]
             if override:
                 check["hardware"] = (hws[0] if isinstance(hws, list) else hws).get("source")
         checks.extend(new)
@@ -104,11 +167,12 @@ def judge_run(results, hardware, policy=None, nodes=None, run=None):
             check["source"] = (hardware.get(host) or {}).get("source")
             checks.append(check)
 
+    undetermined = _undetermined_links(checks)
     per_node = {}
     for host in hosts:
         mine = [c for c in checks if c["node"] == host]
         failed = [c for c in mine if c["status"] == "fail"]
-        drainable = [c for c in failed if c["check"] in pol["drain_checks"]]
+        drainable = [c for c in failed if c["check"] in pol["drain_checks"] and id(c) not in undetermined]
         reason = None
         if drainable:
             first = drainable[0]
@@ -118,6 +182,8 @@ def judge_run(results, hardware, policy=None, nodes=None, run=None):
                 pol["reason_max_chars"])
         per_node[host] = {"verdict": "fail" if failed else ("pass" if mine else "none"),
                           "failed": [c["message"] for c in failed],
+                          "not_run": [c["message"] for c in checks if c.get("not_run") and _involves(c, host)],
+                          "undetermined": [c["note"] for c in mine if id(c) in undetermined],
                           "drain": bool(drainable), "reason": reason,
                           "checks": len(mine), "limits": node_limits.get(host)}
     cluster_checks = [c for c in checks if isinstance(c["node"], list)]
@@ -139,11 +205,20 @@ def judge_run(results, hardware, policy=None, nodes=None, run=None):
             per_node[host]["failed"].append("bad-node search: " + "; ".join(evidence))
             per_node[host]["reason"] = _short(DRAIN_PREFIX + "bad-node search: " + "; ".join(evidence),
                                               pol["reason_max_chars"])
+    for host, entry in per_node.items():
+        listed = (slurm_nodes or {}).get(host) or (slurm_nodes or {}).get(host.split(".")[0]) or []
+        drained = str(listed[1]).strip() if isinstance(listed, (list, tuple)) and len(listed) > 1 else ""
+        if drained.startswith(DRAIN_PREFIX):
+            ok, note = _resume(host, drained, checks)
+            entry["resume"] = ok and entry["verdict"] == "pass"
+            entry["resume_note"] = note if entry["verdict"] == "pass" or not ok else "failed again in this run"
     counts = {"pass": 0, "fail": 0, "skip": 0}
     for check in checks:
         counts[check["status"]] += 1
+    # A run some of whose tests never started is incomplete, not a pass (nobody is drained for it).
+    not_started = [c for c in checks if c.get("not_run")]
     report = {
-        "verdict": "fail" if counts["fail"] else "pass",
+        "verdict": "fail" if counts["fail"] else ("incomplete" if not_started else "pass"),
         "counts": counts,
         "checks": checks,
         "nodes": per_node,
@@ -200,9 +275,12 @@ def report_markdown(report, title="gpucluster validate", plot_file="report.png")
             parts.append("fabric reference %s GB/s (%s)" % (_fmt(ref["busbw_gbs"]), ref["id"]))
         if lim.get("inter_node_gbs"):
             parts.append("ring ceiling %s GB/s" % _fmt(lim["inter_node_gbs"]))
+        reason = entry.get("reason") or "; ".join((entry.get("not_run") or []) + (entry.get("undetermined") or [])) or "-"
+        if "resume" in entry:
+            reason += "; %s: %s" % ("resumed" if entry["resume"] else "stays drained", entry.get("resume_note"))
         out.append("| %s | %s | %s | %s | %s |" % (
             host, entry.get("verdict"), "yes" if entry.get("drain") else "no", ", ".join(parts) or "-",
-            (entry.get("reason") or "-").replace("|", "/")))
+            reason.replace("|", "/")))
     cluster = report.get("cluster") or {}
     out.append("")
     out.append("Cluster-wide (multi-node) verdict: %s" % cluster.get("verdict", "none"))

@@ -425,3 +425,105 @@ def test_any_override_gives_a_value_error_or_a_result(override):
         node_hardware(override=override)
     except ValueError:
         pass
+
+
+# --- runs that never started, and resuming what this collection drained (synthetic Slurm states) ---
+
+_GPUS8 = {"vendor": "amd", "count": 8, "slurm_type": "mi300x", "model": "AMD Instinct MI300X"}
+_NOT_RUN = {"complete": False, "rows": [], "wrong_total": None, "nodes": None, "ranks": None,
+            "not_run": "srun: error: Unable to allocate resources: Requested nodes are busy"}
+
+
+def test_a_run_that_never_started_is_reported_not_drained():
+    # srun could not place the single-node run (a job took the node after sinfo): nothing was measured
+    results = [{"node": "gpu1", "test": "all_reduce_single", "result": dict(_NOT_RUN)},
+               {"node": "gpu1", "test": "ib_write_bw", "port": "mlx5_0:1", "peer": "gpu2",
+                "result": {"complete": False, "rows": [], "bw_average_max_gbps": None, "bidirectional": False,
+                           "not_run": "srun: error: Job allocation 812 has been revoked"}}]
+    report = judge_run(results, {"gpu1": {"gpus": _GPUS8}}, {"expected_gpus": 8})
+    gpu1 = report["nodes"]["gpu1"]
+    assert not gpu1["drain"] and gpu1["verdict"] == "pass" and gpu1["reason"] is None
+    assert report["verdict"] == "incomplete" and report["counts"]["fail"] == 0
+    assert [c["status"] for c in report["checks"] if c.get("not_run")] == ["skip", "skip"]
+    assert "Requested nodes are busy" in gpu1["not_run"][0] and "did not run" in gpu1["not_run"][0]
+    assert "Requested nodes are busy" in report["markdown"]
+
+
+def test_a_run_that_started_and_failed_still_fails():
+    # the MI355X capture cut short: the tool ran on the nodes and did not finish
+    results = [{"node": "gpu1", "test": "all_reduce_single", "result": parse_collective_perf(_text(MI355X_CUT))}]
+    report = judge_run(results, {"gpu1": {"gpus": _GPUS8}})
+    assert report["verdict"] == "fail" and report["nodes"]["gpu1"]["drain"]
+
+
+@pytest.mark.parametrize("reason, results, resume", [
+    # drained for bus bandwidth: health checks alone (the ports are ACTIVE again) never resume it
+    (DRAIN_PREFIX + "all_reduce_single busbw failed: 120 GB/s", [], False),
+    # ... a passing all_reduce_single in this run does (supplied results, or a node tested by hand)
+    (DRAIN_PREFIX + "all_reduce_single busbw failed: 120 GB/s", "single-pass", True),
+    # drained by the bad-node search: an all_reduce bus bandwidth must pass again
+    (DRAIN_PREFIX + "bad-node search: gpu1 fails alone", [], False),
+    (DRAIN_PREFIX + "bad-node search: gpu1 fails alone", "single-pass", True),
+    # drained for its ports' state: judged from the probes on every run, so their passing resumes it
+    (DRAIN_PREFIX + "health port_state failed: mlx5_0:1 is DOWN/Polling", [], True),
+    # a reason this version did not write
+    (DRAIN_PREFIX + "something else", "single-pass", False),
+])
+def test_resume_only_what_passed_again(reason, results, resume):
+    hw = {"gpus": _GPUS8, "rdma": _rdma_fact(), "hcas": ["mlx5_0:1"]}
+    if results == "single-pass":
+        # synthetic: one 1 GiB row at 340 GB/s, above the MI300X single-node reference x 0.9
+        parsed = {"complete": True, "rows": [{"size_bytes": 1073741824, "out_of_place": {"busbw_gbps": 340.0, "wrong": 0},
+                                              "in_place": {"busbw_gbps": 339.0, "wrong": 0}}],
+                  "wrong_total": 0, "nodes": 1, "ranks": 8, "avg_busbw_gbps": 300.0}
+        results = [{"node": "gpu1.example.org", "test": "all_reduce_single", "result": parsed}]
+    report = judge_run(results, {"gpu1.example.org": hw}, slurm_nodes={"gpu1": ["drained", reason]})
+    entry = report["nodes"]["gpu1.example.org"]
+    assert entry["verdict"] == "pass", report["checks"]
+    assert entry["resume"] is resume, entry["resume_note"]
+    if not resume and "something" not in reason:
+        assert "scontrol update nodename=gpu1.example.org state=resume" in entry["resume_note"]
+
+
+def test_an_operators_drain_gets_no_resume_entry():
+    report = judge_run([], {"gpu1": {"gpus": _GPUS8}}, slurm_nodes={"gpu1": ["drained", "bad HBM, ticket 42"]})
+    assert "resume" not in report["nodes"]["gpu1"]
+    with pytest.raises(ValidateJudgeError, match="slurm_nodes must be a dict"):
+        judge_run([], {"gpu1": None}, slurm_nodes=["gpu1"])
+
+
+# --- ib_write_bw links: which end is at fault (synthetic ring; the real bidirectional capture) ---
+
+def _ring(bad_links, nodes=("a", "b", "c")):
+    """ib_write_bw from each node to the next (tasks/run.yml's ring) over a 100 Gb/s port: the
+    capture (204.59 Gb/s bidirectional) passes there; a link in bad_links is given a 400 Gb/s port
+    instead, where the same capture is 26 % of the rate and fails."""
+    parsed = parse_perftest_bw(_text(BIDIR))
+    results, hardware = [], {}
+    for index, node in enumerate(nodes):
+        peer = nodes[(index + 1) % len(nodes)]
+        rate = 400.0 if (node, peer) in bad_links else 100.0
+        hardware[node] = {"gpus": None}
+        results.append({"node": node, "peer": peer, "port": "nic2", "test": "ib_write_bw", "result": parsed,
+                        "hardware": {"ports": ["nic2:1"], "rate_gbps": rate, "link_layer": "Ethernet"}})
+    return judge_run(results, hardware)
+
+
+def test_one_failing_link_drains_neither_end():
+    report = _ring({("a", "b")})
+    assert not any(n["drain"] for n in report["nodes"].values()), report["nodes"]
+    assert report["verdict"] == "fail" and report["nodes"]["a"]["verdict"] == "fail"
+    assert "the link a -> b failed, and which end is at fault is not shown (its other link passed)" in \
+        report["nodes"]["a"]["undetermined"][0]
+
+
+def test_the_node_whose_two_links_fail_is_drained():
+    report = _ring({("a", "b"), ("b", "c")})
+    assert [h for h, n in report["nodes"].items() if n["drain"]] == ["b"], report["nodes"]
+    assert report["nodes"]["b"]["reason"].startswith(DRAIN_PREFIX + "ib_write_bw bandwidth failed")
+
+
+def test_two_nodes_cannot_tell_which_end():
+    report = _ring({("a", "b"), ("b", "a")}, nodes=("a", "b"))
+    assert not any(n["drain"] for n in report["nodes"].values()), report["nodes"]
+    assert "only these two nodes were tested" in report["nodes"]["b"]["undetermined"][0]
