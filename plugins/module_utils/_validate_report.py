@@ -105,12 +105,12 @@ def judge_run(results, hardware, policy=None, nodes=None, run=None, slurm_nodes=
     (default: the keys of ``hardware``).  ``run``: metadata copied into the report (and its
     Markdown), e.g. ``{mode: supplied, slurm: true}``. ``slurm_nodes``: ``{node: [state, reason]}`` as
     Slurm lists them (short or inventory names); a node this collection drained (its reason starts
-    with DRAIN_PREFIX) gets ``resume: true`` only where this run passed what it was drained for
-    (``resume_note`` says why or why not).
+    with DRAIN_PREFIX) gets ``resume[host].resume`` true only where this run passed what it was
+    drained for (``note`` says why or why not).
 
     Returns ``{verdict (pass, fail, or incomplete where a test never started), checks, nodes: {host:
-    {verdict, failed, not_run, undetermined, drain, reason, limits[, resume, resume_note]}}, cluster: {verdict,
-    failed}, supplied, measured, counts, policy, run, hardware, markdown}``.
+    {verdict, failed, not_run, undetermined, drain, reason, limits}}, cluster: {verdict, failed},
+    supplied, measured, counts, policy, run, hardware, resume: {host: {resume, note}}, markdown}``.
     """
     pol = policy_of(policy)
     if slurm_nodes is not None and not isinstance(slurm_nodes, dict):
@@ -205,13 +205,16 @@ def judge_run(results, hardware, policy=None, nodes=None, run=None, slurm_nodes=
             per_node[host]["failed"].append("bad-node search: " + "; ".join(evidence))
             per_node[host]["reason"] = _short(DRAIN_PREFIX + "bad-node search: " + "; ".join(evidence),
                                               pol["reason_max_chars"])
+    # Kept apart from the report's files (report_json leaves it out): it reads Slurm's state, which
+    # the run changes itself (a node drained now is listed drained at the next run).
+    resume = {}
     for host, entry in per_node.items():
         listed = (slurm_nodes or {}).get(host) or (slurm_nodes or {}).get(host.split(".")[0]) or []
         drained = str(listed[1]).strip() if isinstance(listed, (list, tuple)) and len(listed) > 1 else ""
         if drained.startswith(DRAIN_PREFIX):
             ok, note = _resume(host, drained, checks)
-            entry["resume"] = ok and entry["verdict"] == "pass"
-            entry["resume_note"] = note if entry["verdict"] == "pass" or not ok else "failed again in this run"
+            resume[host] = {"resume": ok and entry["verdict"] == "pass",
+                            "note": note if entry["verdict"] == "pass" or not ok else "failed again in this run"}
     counts = {"pass": 0, "fail": 0, "skip": 0}
     for check in checks:
         counts[check["status"]] += 1
@@ -231,6 +234,7 @@ def judge_run(results, hardware, policy=None, nodes=None, run=None, slurm_nodes=
         "policy": public_policy(pol),
         "run": dict(run or {}),
         "hardware": hardware,
+        "resume": resume,
     }
     report["markdown"] = report_markdown(report)
     return report
@@ -276,8 +280,6 @@ def report_markdown(report, title="gpucluster validate", plot_file="report.png")
         if lim.get("inter_node_gbs"):
             parts.append("ring ceiling %s GB/s" % _fmt(lim["inter_node_gbs"]))
         reason = entry.get("reason") or "; ".join((entry.get("not_run") or []) + (entry.get("undetermined") or [])) or "-"
-        if "resume" in entry:
-            reason += "; %s: %s" % ("resumed" if entry["resume"] else "stays drained", entry.get("resume_note"))
         out.append("| %s | %s | %s | %s | %s |" % (
             host, entry.get("verdict"), "yes" if entry.get("drain") else "no", ", ".join(parts) or "-",
             reason.replace("|", "/")))

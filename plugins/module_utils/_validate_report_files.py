@@ -7,7 +7,8 @@ PRIVATE to the collection: the interface may change without notice. Pure functio
 
 A ``judge_run`` report (the validate_judge filter's result) gives three files:
 
-- ``report.json``: the report without its Markdown, as Ansible's ``to_nice_json(sort_keys=true)``
+- ``report.json``: the report without its Markdown (and without ``resume``: Slurm's state at this
+  run, which the run itself changes), as Ansible's ``to_nice_json(sort_keys=true)``
   writes it (4-space indent, sorted keys, ASCII), and a final newline;
 - ``report.png``: its plot (``render_png``);
 - ``report.md``: its Markdown, as is (it embeds report.png).
@@ -32,8 +33,9 @@ class ReportFilesError(ValueError):
 
 
 def report_json(report):
-    """report.json's text: every key but markdown, with the separators and indent of to_nice_json."""
-    data = dict((key, value) for key, value in report.items() if key != "markdown")
+    """report.json's text: every key but markdown and resume (Slurm's state at this run, which the
+    run itself changes), with the separators and indent of to_nice_json."""
+    data = dict((key, value) for key, value in report.items() if key not in ("markdown", "resume"))
     try:
         return json.dumps(data, indent=4, sort_keys=True, separators=(",", ": ")) + "\n"
     except (TypeError, ValueError) as exc:

@@ -12,7 +12,8 @@ short_description: Write the validation report (report.json, report.png, report.
 version_added: 0.1.0
 description:
   - Writes the three files of a C(gpucluster.training.validate_judge) report into O(dest) - C(report.json) (the
-    report without its Markdown, as C(to_nice_json(sort_keys=true)) writes it, and a final newline), C(report.png)
+    report without its Markdown and without C(resume), Slurm's state at the run, as C(to_nice_json(sort_keys=true))
+    writes it, and a final newline), C(report.png)
     (its plot, as M(gpucluster.training.validate_plot) draws it) and C(report.md) (its Markdown, which embeds the
     picture). The directory is created, with its parents, when it is missing.
   - One round trip for what four tasks did (M(ansible.builtin.file), two M(ansible.builtin.copy) and

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """validate_report writes the same bytes the role's copy and validate_plot tasks wrote before it:
-report.json as `content: "{{ report minus markdown | to_nice_json(sort_keys=true) }}\\n"`, report.png
+report.json as `content: "{{ report minus markdown (and resume) | to_nice_json(sort_keys=true) }}\\n"`, report.png
 as validate_plot, report.md as the markdown. Here (controller side) Ansible's own to_nice_json
 filter can be imported; the module's other tests are in tests/unit/plugins/modules/test_validate_report.py."""
 
@@ -21,7 +21,7 @@ def test_same_bytes_as_the_copy_and_plot_tasks(index):
     report = _reports()[index]
     files = dict(report_files(report))
     assert list(files) == ["report.json", "report.png", "report.md"]
-    want_json = to_nice_json(dict((k, v) for k, v in report.items() if k != "markdown"), sort_keys=True) + "\n"
+    want_json = to_nice_json(dict((k, v) for k, v in report.items() if k not in ("markdown", "resume")), sort_keys=True) + "\n"
     assert files["report.json"] == want_json.encode("utf-8")
     assert files["report.png"] == render_png(report["plot"])
     assert files["report.md"] == report["markdown"].encode("utf-8")

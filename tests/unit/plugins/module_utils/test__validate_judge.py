@@ -11,6 +11,7 @@ rate for ib_write_bw). Synthetic inputs are built inline and named as synthetic.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 from ansible_collections.gpucluster.training.plugins.module_utils._collective_perf import parse_collective_perf
 from ansible_collections.gpucluster.training.plugins.module_utils._nccl_log import parse_nccl_log
 from ansible_collections.gpucluster.training.plugins.module_utils._perftest import parse_perftest_bw
+from ansible_collections.gpucluster.training.plugins.module_utils._validate_report_files import report_json
 from ansible_collections.gpucluster.training.plugins.module_utils._validate_judge import (
     DEFAULT_POLICY,
     DRAIN_PREFIX,
@@ -478,16 +480,18 @@ def test_resume_only_what_passed_again(reason, results, resume):
                   "wrong_total": 0, "nodes": 1, "ranks": 8, "avg_busbw_gbps": 300.0}
         results = [{"node": "gpu1.example.org", "test": "all_reduce_single", "result": parsed}]
     report = judge_run(results, {"gpu1.example.org": hw}, slurm_nodes={"gpu1": ["drained", reason]})
-    entry = report["nodes"]["gpu1.example.org"]
-    assert entry["verdict"] == "pass", report["checks"]
-    assert entry["resume"] is resume, entry["resume_note"]
+    assert report["nodes"]["gpu1.example.org"]["verdict"] == "pass", report["checks"]
+    entry = report["resume"]["gpu1.example.org"]
+    assert entry["resume"] is resume, entry["note"]
     if not resume and "something" not in reason:
-        assert "scontrol update nodename=gpu1.example.org state=resume" in entry["resume_note"]
+        assert "scontrol update nodename=gpu1.example.org state=resume" in entry["note"]
+    # Slurm's state at this run is not part of report.json: the same results give the same file
+    assert "resume" not in json.loads(report_json(report))
 
 
 def test_an_operators_drain_gets_no_resume_entry():
     report = judge_run([], {"gpu1": {"gpus": _GPUS8}}, slurm_nodes={"gpu1": ["drained", "bad HBM, ticket 42"]})
-    assert "resume" not in report["nodes"]["gpu1"]
+    assert report["resume"] == {}
     with pytest.raises(ValidateJudgeError, match="slurm_nodes must be a dict"):
         judge_run([], {"gpu1": None}, slurm_nodes=["gpu1"])
 
