@@ -15,6 +15,10 @@ the ports named by ``NCCL_IB_HCA`` in that node's own ``gpucluster_rdma`` fact a
 * ``port_state``: every selected port is ``ACTIVE`` and ``LinkUp`` (checked per node);
 * ``link_layer``: every node uses one link layer (InfiniBand or Ethernet/RoCE);
 * ``rate``: every selected port of every node runs at one rate (Gb/s);
+* ``ports``: every node selected as many ports (rails): one with fewer (a port down, an address
+  missing) slows every job it is in, NCCL using fewer rails there;
+* ``plane``: every InfiniBand node selected ports on the same planes (the SM LIDs of its ports,
+  one subnet manager per plane): a node on another plane cannot reach the others at all;
 * ``gid_index``: every RoCE node uses one ``NCCL_IB_GID_INDEX``.  NCCL picks its own GID per
   process, but launchers that export one environment to every rank (``mpirun -x``,
   ``sbatch --export``, a value copied from the submit host) give every node the SAME index, which
@@ -27,8 +31,8 @@ rates are a difference of that node alone.
 
 Returns::
 
-    {ok, checks, reference: {link_layer, rate_gbps, gid_index, rdma},
-     nodes: {host: {ok, hca: ["mlx5_0:1", ...], link_layer, rate_gbps, gid_index, rdma,
+    {ok, checks, reference: {link_layer, rate_gbps, ports, planes, gid_index, rdma},
+     nodes: {host: {ok, hca: ["mlx5_0:1", ...], link_layer, rate_gbps, ports, planes, gid_index, rdma,
                     differences: [text]}},
      disagreeing: [host], messages: ["<host>: <difference>", ...]}
 
@@ -42,7 +46,7 @@ import re
 from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind
 from ansible_collections.gpucluster.training.plugins.module_utils._natural import natural_key
 
-CHECKS = ("port_state", "link_layer", "rate", "gid_index")
+CHECKS = ("port_state", "link_layer", "rate", "ports", "plane", "gid_index")
 _EXPECT_KEYS = ("link_layer", "rate_gbps", "gid_index")
 _HCA_ITEM = re.compile(r"^([A-Za-z0-9_.\-]+)(?::(\d+))?$")
 
@@ -143,8 +147,8 @@ def node_summary(host, rdma, env):
     if not isinstance(env, dict):
         raise FabricError("%s: the NCCL environment must be a dict, got %s" % (where, kind(env)))
     disabled = _text(env.get("NCCL_IB_DISABLE")) == "1"
-    summary = {"ok": True, "hca": [], "link_layer": None, "rate_gbps": None, "gid_index": None,
-               "rdma": not disabled, "differences": []}
+    summary = {"ok": True, "hca": [], "link_layer": None, "rate_gbps": None, "ports": 0, "planes": None,
+               "gid_index": None, "rdma": not disabled, "differences": []}
     if disabled:
         return summary
     mode, items = parse_hca(env.get("NCCL_IB_HCA"))
@@ -173,6 +177,11 @@ def node_summary(host, rdma, env):
         phys = str(port.get("phys_state") or "unknown")
         if state != "ACTIVE" or phys.lower() != "linkup":
             states.append("%s is %s/%s, not ACTIVE/LinkUp" % (label, state, phys))
+    summary["ports"] = len(chosen)
+    # The InfiniBand planes of the selected ports: their subnet managers' LIDs (None where unknown).
+    lids = [port.get("sm_lid") for _n, _p, port in chosen if _text(port.get("link_layer")) == "InfiniBand"]
+    if lids and all(isinstance(lid, int) and not isinstance(lid, bool) for lid in lids):
+        summary["planes"] = tuple(sorted(set(lids)))
     summary["link_layer"] = layers[0] if len(layers) == 1 else (None if not layers else "mixed")
     summary["rate_gbps"] = rates[0] if len(rates) == 1 else (None if not rates else "mixed")
     gid = _text(env.get("NCCL_IB_GID_INDEX"))
@@ -267,7 +276,8 @@ def check_fabric(nodes, checks=None, expect=None):
             differences[host].append("selected ports mix rates %s" % ", ".join(_fmt_rate(r) for r in s["_rates"]))
 
     # 2. across nodes: RDMA on or off, link layer, rate, RoCE GID index
-    reference = {"rdma": bool(rdma_hosts) or not order, "link_layer": None, "rate_gbps": None, "gid_index": None}
+    reference = {"rdma": bool(rdma_hosts) or not order, "link_layer": None, "rate_gbps": None, "ports": None,
+                 "planes": None, "gid_index": None}
     if rdma_hosts:
         for host in order:
             if not summaries[host]["rdma"]:
@@ -301,15 +311,20 @@ def check_fabric(nodes, checks=None, expect=None):
 
     compare("link_layer", "link_layer", rdma_hosts, "link layer", str)
     compare("rate", "rate_gbps", rdma_hosts, "rate", _fmt_rate)
+    compare("ports", "ports", rdma_hosts, "selected port count", str)
+    infiniband = [h for h in rdma_hosts if summaries[h]["planes"] is not None]
+    compare("plane", "planes", infiniband, "InfiniBand plane(s), SM LID", lambda lids: ", ".join(str(lid) for lid in lids))
     roce = [h for h in rdma_hosts if summaries[h]["link_layer"] == "Ethernet"]
     compare("gid_index", "gid_index", roce, "NCCL_IB_GID_INDEX", str)
 
+    reference["planes"] = list(reference["planes"]) if reference["planes"] is not None else None
     result_nodes = {}
     messages = []
     disagreeing = []
     for host in order:
         s = summaries[host]
         node = dict((k, v) for k, v in s.items() if not k.startswith("_"))
+        node["planes"] = list(node["planes"]) if node["planes"] is not None else None
         node["differences"] = differences[host]
         node["ok"] = not differences[host]
         result_nodes[host] = node

@@ -41,8 +41,9 @@ index is used and the reason names the others.
 
 Selection of ``NCCL_IB_HCA``: active ports (state ACTIVE, physical state LinkUp when known)
 allowed by the policy -> the dominant link layer (most ports; ties go to the higher total
-rate, then InfiniBand) -> the highest rate -> on RoCE one subnet (the GID prefix of the port's
-RoCE v2 GID, and the VLAN of its netdev); on InfiniBand every port is kept even when the ports
+rate, then InfiniBand) -> the highest rate -> on RoCE every port with a RoCE v2 IPv4 GID, whatever
+its VLAN or subnet (one VLAN or subnet per rail is the rail-optimised design; with
+``policy.subnet`` a port without a GID in it is left out, with a warning); on InfiniBand every port is kept even when the ports
 sit on several planes (distinct SM LIDs: multi-plane fabrics give each rail its own subnet
 manager), with a warning naming the planes, unless ``policy.single_plane`` keeps only the SM LID
 shared by the most ports ->
@@ -201,10 +202,6 @@ def _vlan(dev, netdev):
     return int(match.group(1)) if match else None
 
 
-def _gid_prefix(gid):
-    return ":".join(gid.split(":")[:4])
-
-
 def _numa_order(gpus):
     order = []
     for dev in (gpus or {}).get("devices") or []:
@@ -310,24 +307,45 @@ def derive_nccl_env(rdma, gpus=None, network=None, policy=None):
 
 def _plane_rank(item):
     """Most ports first; on a tie the lower SM LID (the documented rule of single_plane), compared as a
-    number: as text, SM LID 12 would come before 3. An unknown SM LID comes last. RoCE keys (GID
-    prefix, VLAN) keep their text order."""
+    number: as text, SM LID 12 would come before 3. An unknown SM LID comes last."""
     key, ports = item
-    if key[0] == "sm_lid":
-        return (-len(ports), key[1] is None, key[1] or 0)
-    return (-len(ports), str(key))
+    return (-len(ports), key[1] is None, key[1] or 0)
+
+
+def _roce_rails(chosen, subnet, warnings):
+    """RoCE: every port with a RoCE v2 IPv4 GID is a rail, whatever its VLAN or IPv4 subnet. Rail-
+    optimised fabrics put each rail on its own VLAN or subnet; NCCL only needs rail i of one node to
+    reach rail i of the others, so no port is left out for being on another VLAN than the rest (that
+    dropped all rails but one, silently). With a training subnet, a port without a GID in it is not on
+    the training network: left out, named in the reason and a warning. Otherwise a port without a RoCE
+    v2 IPv4 GID stays, and the GID index step fails naming it (its address was forgotten: better a
+    clear failure than a node with one rail fewer)."""
+    keep, left = [], []
+    for dev, port in chosen:
+        gids = _roce_gids(dev, port, subnet)
+        (left if gids == [] and subnet else keep).append((dev, port))
+    if not keep:
+        return list(chosen), "no port has a RoCE v2 IPv4 GID in the training subnet %s" % subnet
+    vlans = sorted(set(_vlan(dev, (_roce_gids(dev, port, subnet) or [{}])[0].get("netdev") or dev.get("netdev"))
+                       for dev, port in keep), key=lambda v: (v is None, v or 0))
+    shown = ", ".join("none" if v is None else str(v) for v in vlans)
+    text = "RoCE rails: %d port(s)%s" % (len(keep), "" if vlans == [None] else
+                                          " on VLAN%s %s" % ("s" if len(vlans) > 1 else "", shown))
+    if left:
+        names = ", ".join("%s:%s" % (d["name"], p["port"]) for d, p in left)
+        text += " (left out, no RoCE v2 IPv4 GID in the training subnet %s: %s)" % (subnet, names)
+        if warnings is not None:
+            warnings.append("RoCE port(s) %s have no RoCE v2 IPv4 GID in the training subnet %s: left out of NCCL_IB_HCA "
+                            "(give them an address in it, or rdma_hca_deny them to silence this)" % (names, subnet))
+    return keep, text
 
 
 def _one_subnet(layer, chosen, subnet=None, single_plane=False, warnings=None):
+    if layer != "InfiniBand":
+        return _roce_rails(chosen, subnet, warnings)
     groups = {}
     for dev, port in chosen:
-        if layer == "InfiniBand":
-            key = ("sm_lid", port.get("sm_lid"))
-        else:
-            gids = _roce_gids(dev, port, subnet)
-            prefix = _gid_prefix(gids[0]["gid"]) if gids else None
-            key = ("gid_prefix/vlan", (prefix, _vlan(dev, gids[0].get("netdev") if gids else dev.get("netdev"))))
-        groups.setdefault(key, []).append((dev, port))
+        groups.setdefault(("sm_lid", port.get("sm_lid")), []).append((dev, port))
     ranked = sorted(groups.items(), key=_plane_rank)
     key, best = ranked[0]
     if layer == "InfiniBand" and len(ranked) > 1 and not single_plane:
@@ -337,10 +355,7 @@ def _one_subnet(layer, chosen, subnet=None, single_plane=False, warnings=None):
             warnings.append("InfiniBand ports on %d planes (%s): all are kept in NCCL_IB_HCA. Every node must see the same planes on "
                             "the same rails, or set policy single_plane / allow to restrict them" % (len(ranked), planes))
         return list(chosen), "%d planes kept (%s)" % (len(ranked), planes)
-    if layer == "InfiniBand":
-        text = "one subnet: SM LID %s%s" % (key[1], " (policy single_plane)" if len(ranked) > 1 else "")
-    else:
-        text = "one subnet: GID prefix %s, VLAN %s" % (key[1][0] or "unknown", key[1][1] if key[1][1] is not None else "none")
+    text = "one subnet: SM LID %s%s" % (key[1], " (policy single_plane)" if len(ranked) > 1 else "")
     if len(ranked) > 1:
         text += " (left out other subnets: %s)" % ", ".join("%s:%s" % (d["name"], p["port"]) for _key, ports in ranked[1:] for d, p in ports)
     return list(best), text

@@ -81,11 +81,13 @@ def test_one_node_agrees_with_itself(ib_node):
     node = result["nodes"]["ib1"]
     assert node["link_layer"] == "InfiniBand" and node["rate_gbps"] == 400 and node["gid_index"] is None
     assert len(node["hca"]) == 8 and all(h.endswith(":1") for h in node["hca"])
-    assert result["reference"] == {"rdma": True, "link_layer": "InfiniBand", "rate_gbps": 400, "gid_index": None}
+    assert result["reference"] == {"rdma": True, "link_layer": "InfiniBand", "rate_gbps": 400, "ports": 8,
+                                   "planes": node["planes"], "gid_index": None}
+    assert node["ports"] == 8 and len(node["planes"]) == 1
 
 
 def test_roce_nodes_with_different_gid_index_disagree(roce3, roce5):
-    result = check_fabric([roce3, roce5])
+    result = check_fabric([roce3, roce5], checks=["port_state", "link_layer", "rate", "plane", "gid_index"])
     assert not result["ok"]
     assert result["disagreeing"] == ["roce5"]
     assert result["reference"]["gid_index"] == "3"
@@ -97,7 +99,8 @@ def test_roce_nodes_with_different_gid_index_disagree(roce3, roce5):
 def test_gid_index_check_can_be_left_out(roce3, roce5):
     result = check_fabric([roce3, roce5], checks=["port_state", "link_layer", "rate"])
     assert result["ok"], result["messages"]
-    assert result["reference"] == {"rdma": True, "link_layer": "Ethernet", "rate_gbps": 100, "gid_index": None}
+    assert result["reference"] == {"rdma": True, "link_layer": "Ethernet", "rate_gbps": 100, "ports": None, "planes": None,
+                                   "gid_index": None}
 
 
 def test_ib_node_among_roce_nodes_is_named_with_link_layer_and_rate(ib_node, roce3, roce5):
@@ -126,7 +129,7 @@ def test_expectation_overrides_the_majority(ib_node, roce3, roce5):
 
 
 def test_expected_gid_index(roce3, roce5):
-    result = check_fabric([roce3, roce5], expect={"gid_index": 5, "rate_gbps": None})
+    result = check_fabric([roce3, roce5], checks=["gid_index"], expect={"gid_index": 5, "rate_gbps": None})
     assert result["disagreeing"] == ["roce3"]
     assert result["messages"][0].startswith("roce3: NCCL_IB_GID_INDEX 3 (mlx5_0:1, mlx5_1:1) differs from the expected 5")
 
@@ -219,7 +222,32 @@ def test_bad_input_is_a_fabric_error(nodes, checks, expect, match):  # synthetic
 
 
 def test_checks_are_the_documented_ones():
-    assert CHECKS == ("port_state", "link_layer", "rate", "gid_index")
+    assert CHECKS == ("port_state", "link_layer", "rate", "ports", "plane", "gid_index")
+
+
+def test_a_node_with_fewer_rails_is_named(roce3, roce5):
+    # roce3 selected 2 ports, roce5 1 (real captures, SOURCES.md): a rail fewer slows every job roce5 is in
+    result = check_fabric([roce3, roce3 | {"host": "roce3b"}, roce5], checks=["ports"])
+    assert result["disagreeing"] == ["roce5"] and result["reference"]["ports"] == 2
+    assert result["messages"] == ["roce5: selected port count 1 (mlx5_0:1) differs from 2 on roce3, roce3b"]
+
+
+def test_a_node_on_another_infiniband_plane_is_named(ib_node):
+    # synthetic: the IB capture on a second node whose ports answer to another subnet manager
+    other = copy.deepcopy(ib_node)
+    other["host"] = "ib2"
+    for dev in other["rdma"]["devices"]:
+        for port in dev["ports"]:
+            if port.get("link_layer") == "InfiniBand":
+                port["sm_lid"] = 12
+    third = copy.deepcopy(ib_node)
+    third["host"] = "ib3"
+    result = check_fabric([ib_node, third, other])
+    lid = result["nodes"]["ib1"]["planes"][0]
+    assert result["disagreeing"] == ["ib2"], result["messages"]
+    assert result["messages"][0].startswith("ib2: InfiniBand plane(s), SM LID 12 (mlx5_0:1")
+    assert result["messages"][0].endswith("differs from %s on ib1, ib3" % lid)
+    assert check_fabric([ib_node, other], checks=["port_state", "rate"])["ok"]
 
 
 _SCALAR = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=12))

@@ -144,3 +144,43 @@ def test_module_reads_the_stacking(tmp_path):
     assert files["class/net/eth2.10/"] == "lower_eth2" and files["class/net/eth2.10/uevent"] == "DEVTYPE=vlan"
     devs = {d["name"]: d for d in parse_sysfs_rdma(files)["devices"]}
     assert devs["mlx4_0"]["upper_netdevs"] == [{"name": "eth2.10", "kind": "vlan", "vlan_id": 10, "lowers": ["eth2"]}]
+
+
+# --- rail-optimised RoCE: one VLAN (or subnet) per rail (SYNTHETIC facts, shaped like rdma_info's) ---
+
+def _rails(addresses):
+    """Four 400 Gb/s RoCE ports, rail i on VLAN 101+i (netdev ens<i>np0.10<i+1>), with a RoCE v2 IPv4
+    GID at index 3 holding addresses[i] (None: no IPv4 GID on that rail)."""
+    devices = []
+    for i, address in enumerate(addresses):
+        netdev, vlan = "ens%dnp0" % i, "ens%dnp0.10%d" % (i, i + 1)
+        gids = [{"index": 0, "gid": "fe80:0000:0000:0000:0000:0000:0000:%04x" % (i + 1), "type": "RoCEv1", "netdev": netdev, "ipv4": None}]
+        if address:
+            gids.append({"index": 3, "gid": "0000:0000:0000:0000:0000:ffff:%s" % address, "type": "RoCEv2",
+                         "netdev": vlan, "ipv4": address})
+        devices.append({"name": "mlx5_%d" % i, "netdev": netdev,
+                        "upper_netdevs": [{"name": vlan, "kind": "vlan", "vlan_id": 101 + i, "lowers": [netdev]}],
+                        "ports": [{"port": 1, "state": "ACTIVE", "phys_state": "LinkUp", "rate_gbps": 400,
+                                   "link_layer": "Ethernet", "gids": gids}]})
+    return {"source": "sysfs", "devices": devices, "peer_memory": []}
+
+
+def test_a_vlan_per_rail_keeps_every_rail():
+    # before: ports were grouped by (GID prefix, VLAN) and the biggest group kept: one rail of four
+    result = derive_nccl_env(_rails(["10.1.0.5", "10.2.0.5", "10.3.0.5", "10.4.0.5"]))
+    assert result["env"]["NCCL_IB_HCA"] == "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1"
+    assert result["env"]["NCCL_IB_GID_INDEX"] == "3"
+    assert "RoCE rails: 4 port(s) on VLANs 101, 102, 103, 104" in result["reasons"]["NCCL_IB_HCA"]
+
+
+def test_a_training_subnet_leaves_out_a_port_outside_it_and_says_so():
+    result = derive_nccl_env(_rails(["10.16.0.5", "10.16.1.5", "10.16.2.5", "192.168.7.5"]), policy={"subnet": "10.16.0.0/16"})
+    assert result["env"]["NCCL_IB_HCA"] == "=mlx5_0:1,mlx5_1:1,mlx5_2:1"
+    assert "left out, no RoCE v2 IPv4 GID in the training subnet 10.16.0.0/16: mlx5_3:1" in result["reasons"]["NCCL_IB_HCA"]
+    assert any("mlx5_3:1" in w and "rdma_hca_deny" in w for w in result["warnings"])
+
+
+def test_a_rail_without_an_address_fails_naming_it():
+    # before: silently left out (a node with a rail fewer than the others)
+    with pytest.raises(NcclEnvError, match=r"RoCE port mlx5_2:1 has no RoCE v2 GID with an IPv4-mapped address"):
+        derive_nccl_env(_rails(["10.1.0.5", "10.2.0.5", None, "10.4.0.5"]))
