@@ -10,8 +10,9 @@ PRIVATE to the collection: the interface may change without notice. Pure functio
   Slurm GRES type (``Gres=gpu:mi300x:8``): lower-case, ``[a-z0-9]`` only.
 * ``model_slug(name, vendor=None)`` is the slug of a model name the tables know, or None;
   ``_hardware.preset_for_gpu_info`` maps it to a hardware preset.
-* ``open_kernel_modules_only()``: the NVIDIA slugs whose GPUs run only with the open kernel
-  modules (the cuda role's ``__cuda_open_only_models``; a unit test keeps the two equal).
+* ``open_kernel_modules_only()`` / ``proprietary_kernel_modules_only()``: the NVIDIA slugs whose
+  GPUs run only with the open / only with the proprietary kernel modules (the cuda role's
+  ``__cuda_open_only_models`` / ``__cuda_proprietary_only_models``; a unit test keeps them equal).
 * ``partition_of(info, compute_units)`` tells an MI300-class compute partition (SPX/DPX/QPX/CPX)
   from the number of compute units rocminfo shows for one logical GPU.
 * ``gpu_facts(vendor, devices, ...)`` builds the ``gpucluster_gpus`` fact from device dicts
@@ -55,30 +56,31 @@ _MI250_FAMILY_CHIP = 0x740C
 _MI250_FAMILY_NAME = re.compile(r"MI250X\s*/\s*MI250", re.IGNORECASE)
 
 # NVIDIA datacenter models, most specific first, matched on nvidia-smi <product_name>.
-# open_only: runs only with NVIDIA's open GPU kernel modules (Grace Hopper and Blackwell: NVIDIA
-# driver installation guide, "Kernel Modules").
+# modules: the kernel modules the GPU runs with (NVIDIA driver installation guide, "Kernel
+# Modules"; NVIDIA/open-gpu-kernel-modules README: the open modules support Turing and later):
+# "open" only (Grace Hopper and Blackwell), "proprietary" only (Volta, Pascal: no GSP), or "any".
 _NVIDIA_MODELS = (
-    # slug,   regex on product name, open_only
-    ("gb200", r"GB200", True),
-    ("gh200", r"GH200", True),
-    ("b200", r"B200", True),
-    ("b100", r"B100", True),
-    ("h200", r"H200", False),
-    ("h100", r"H100", False),
-    ("h800", r"H800", False),
-    ("h20", r"H20\b", False),
-    ("a100", r"A100", False),
-    ("a800", r"A800", False),
-    ("a40", r"\bA40\b", False),
-    ("a30", r"\bA30\b", False),
-    ("a10g", r"\bA10G\b", False),
-    ("a10", r"\bA10\b", False),
-    ("l40s", r"\bL40S\b", False),
-    ("l40", r"\bL40\b", False),
-    ("l4", r"\bL4\b", False),
-    ("v100", r"V100", False),
-    ("t4", r"\bT4\b", False),
-    ("p100", r"P100", False),
+    # slug,   regex on product name, modules
+    ("gb200", r"GB200", "open"),
+    ("gh200", r"GH200", "open"),
+    ("b200", r"B200", "open"),
+    ("b100", r"B100", "open"),
+    ("h200", r"H200", "any"),
+    ("h100", r"H100", "any"),
+    ("h800", r"H800", "any"),
+    ("h20", r"H20\b", "any"),
+    ("a100", r"A100", "any"),
+    ("a800", r"A800", "any"),
+    ("a40", r"\bA40\b", "any"),
+    ("a30", r"\bA30\b", "any"),
+    ("a10g", r"\bA10G\b", "any"),
+    ("a10", r"\bA10\b", "any"),
+    ("l40s", r"\bL40S\b", "any"),
+    ("l40", r"\bL40\b", "any"),
+    ("l4", r"\bL4\b", "any"),
+    ("v100", r"V100", "proprietary"),
+    ("t4", r"\bT4\b", "any"),
+    ("p100", r"P100", "proprietary"),
 )
 
 _PARTITION_NAMES = {1: "SPX", 2: "DPX", 3: "TPX", 4: "QPX"}
@@ -146,7 +148,7 @@ def partition_of(info, compute_units):
 def nvidia_model(product_name):
     """Identify an NVIDIA GPU from its ``product_name``: ``{slug, known}``."""
     name = product_name if isinstance(product_name, str) else ""
-    for slug, pattern, _open_only in _NVIDIA_MODELS:
+    for slug, pattern, _modules in _NVIDIA_MODELS:
         if re.search(pattern, name, re.IGNORECASE):
             return {"slug": slug, "known": True}
     return {"slug": slugify(name), "known": False}
@@ -177,7 +179,12 @@ def known_slugs(vendor=None):
 
 def open_kernel_modules_only():
     """NVIDIA slugs whose GPUs need the open kernel modules (sorted)."""
-    return sorted(item[0] for item in _NVIDIA_MODELS if item[2])
+    return sorted(item[0] for item in _NVIDIA_MODELS if item[2] == "open")
+
+
+def proprietary_kernel_modules_only():
+    """NVIDIA slugs whose GPUs the open kernel modules do not support (sorted): before Turing."""
+    return sorted(item[0] for item in _NVIDIA_MODELS if item[2] == "proprietary")
 
 
 def _most_common(values):

@@ -62,3 +62,57 @@ def test_exclusion_list_stays_for_nccl_and_gloo_gets_an_interface(tmp_path):
 def test_no_interface_at_all_fails_loudly(tmp_path, nccl_env):
     env, err = step_env(tmp_path, nccl_env, [{"link_layer": "InfiniBand"}], iface=None)
     assert env is None and "set rdma_socket_ifname" in err
+
+
+# --- the step's exit status: torchrun's, not train_llama2.sh's ---------------------------------
+
+# SYNTHETIC: the end of ROCm's examples/llama/train_llama2.sh as published (ROCm/Megatron-LM): no
+# "set -e", torchrun run by eval through tee, then the throughput summary and "rm tmp.txt", whose
+# status is the script's.
+TRAIN_SCRIPT = """#!/bin/bash
+run_cmd="torchrun --nnodes 2 pretrain_gpt.py"
+TRAIN_LOG=train.log
+run_cmd="$run_cmd |& tee $TRAIN_LOG"
+eval $run_cmd
+grep -Eo 'throughput per GPU [^|]*' $TRAIN_LOG > tmp.txt
+echo "throughput per GPU: n/a" |& tee -a $TRAIN_LOG
+rm tmp.txt
+"""
+
+
+def run_step(tmp_path, torchrun_rc, script=TRAIN_SCRIPT):
+    work = tmp_path / "Megatron-LM"
+    (work / "examples" / "llama").mkdir(parents=True)
+    (work / "examples" / "llama" / "train_llama2.sh").write_text(script)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    # the container engine: runs the step's "bash -c <program>" here
+    (fake / "docker").write_text('#!/bin/bash\nwhile [ $# -gt 0 ]; do\n  if [ "$1" = bash ] && [ "$2" = -c ]; then exec bash -c "$3"; fi\n'
+                                 '  shift\ndone\nexit 99\n')
+    (fake / "torchrun").write_text("#!/bin/sh\necho \"torchrun $*\"\nexit %d\n" % torchrun_rc)
+    for tool in ("docker", "torchrun"):
+        (fake / tool).chmod(0o755)
+    env_file = tmp_path / "nccl.env"
+    env_file.write_text("NCCL_SOCKET_IFNAME==eno1\nNCCL_IB_GID_INDEX=3\n")
+    tmpl = role_render.templar("training_jobs", ("defaults/main.yml", "vars/main.yml"), {
+        "ansible_managed": "test", "inventory_hostname": "gpu1", "ansible_facts": {"default_ipv4": {"interface": "eno1"}},
+        "__training_jobs_nccl_names": ["NCCL_SOCKET_IFNAME", "NCCL_IB_GID_INDEX"], "rdma_nccl_hcas": [{"link_layer": "Ethernet"}],
+        "megatron_job_spec": SPEC, "training_jobs_nccl_env_file": str(env_file), "training_jobs_megatron_workdir": str(work)})
+    script_text = role_render.render_template(tmpl, "training_jobs", "megatron.step.sh.j2")
+    return subprocess.run(["bash", "-c", script_text], capture_output=True, text=True, check=False, timeout=30, cwd=tmp_path,
+                          env={"PATH": "%s:/usr/bin:/bin" % fake, "SLURM_NNODES": "2", "SLURM_NODEID": "0", "MASTER_ADDR": "gpu1",
+                               "TP": "8"})
+
+
+@pytest.mark.parametrize("torchrun_rc", [0, 1, 137])
+def test_the_step_exits_with_torchruns_status(tmp_path, torchrun_rc):
+    # before, "exec bash train_llama2.sh" returned rm's 0 after a failed torchrun: the job was COMPLETED
+    run = run_step(tmp_path, torchrun_rc)
+    assert run.returncode == torchrun_rc, run.stdout + run.stderr
+    assert "torchrun --nnodes 2 pretrain_gpt.py" in run.stdout
+    assert ("torchrun exited %d on" % torchrun_rc in run.stderr) is (torchrun_rc != 0), run.stderr
+
+
+def test_a_script_that_never_runs_torchrun_fails_the_step(tmp_path):
+    run = run_step(tmp_path, 0, script="#!/bin/bash\necho 'no data path'\nexit 0\n")
+    assert run.returncode == 1 and "without running torchrun" in run.stderr, run.stderr

@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from ansible_collections.gpucluster.training.plugins.module_utils._gpu_models import (
-    amd_model, gpu_facts, known_slugs, model_slug, nvidia_model, open_kernel_modules_only, partition_of, slugify)
+    amd_model, gpu_facts, known_slugs, model_slug, nvidia_model, open_kernel_modules_only,
+    proprietary_kernel_modules_only, partition_of, slugify)
 
 ROOT = pathlib.Path(__file__).resolve().parents[4]
 
@@ -77,3 +78,4 @@ def test_cuda_role_open_only_models_are_the_table_s():
     assert sorted(role_vars["__cuda_open_only_models"]) == open_kernel_modules_only()
     assert open_kernel_modules_only() == ["b100", "b200", "gb200", "gh200"]
     assert set(open_kernel_modules_only()) <= set(known_slugs("nvidia"))
+    assert sorted(role_vars["__cuda_proprietary_only_models"]) == proprietary_kernel_modules_only() == ["p100", "v100"]
