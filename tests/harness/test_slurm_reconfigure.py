@@ -92,7 +92,7 @@ def test_reconfigure_only_where_a_daemon_was_running(run_playbook, tmp_path, not
     _fake(fake, "systemctl", "exit 0\n")  # slurmctld is active
     result = run_playbook("tests/harness/playbooks/slurm_reconfigure_notified.yml", "-i", "tests/harness/inventories/slurm-render/hosts.yml",
                           "-e", json.dumps({"fake_bin": str(fake), "conf_dir": str(tmp_path), "notifying": notifying, "states": states,
-                                                 "fast_path": fast_path}))
+                                            "fast_path": fast_path}))
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     assert (calls.read_text().splitlines() if calls.exists() else []) == (["reconfigure"] if asked else []), out

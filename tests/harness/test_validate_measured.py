@@ -12,8 +12,6 @@ import json
 import re
 import stat
 
-import pytest
-
 from conftest import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures" / "nccl-tests"
