@@ -329,8 +329,8 @@ def _roce_rails(chosen, subnet, warnings):
     vlans = sorted(set(_vlan(dev, (_roce_gids(dev, port, subnet) or [{}])[0].get("netdev") or dev.get("netdev"))
                        for dev, port in keep), key=lambda v: (v is None, v or 0))
     shown = ", ".join("none" if v is None else str(v) for v in vlans)
-    text = "RoCE rails: %d port(s)%s" % (len(keep), "" if vlans == [None] else
-                                          " on VLAN%s %s" % ("s" if len(vlans) > 1 else "", shown))
+    where = "" if vlans == [None] else " on VLAN%s %s" % ("s" if len(vlans) > 1 else "", shown)
+    text = "RoCE rails: %d port(s)%s" % (len(keep), where)
     if left:
         names = ", ".join("%s:%s" % (d["name"], p["port"]) for d, p in left)
         text += " (left out, no RoCE v2 IPv4 GID in the training subnet %s: %s)" % (subnet, names)
