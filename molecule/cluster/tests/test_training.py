@@ -62,7 +62,12 @@ def test_megatron_step_execs_into_the_training_container(host):
     assert line.startswith("exec podman exec ")
     for var in ["NODE_RANK", "NNODES", "MASTER_ADDR", "TP", "PP", "TE_FP8", "NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE"]:
         assert " -e %s " % var in line, var
-    assert line.endswith("%s bash -c 'cd /workspace/Megatron-LM && exec bash examples/llama/train_llama2.sh'" % CONTAINER)
+    # the program run in the container: train_llama2.sh with torchrun's own exit status kept (the script exits 0
+    # after a failed run)
+    words = shlex.split(line)
+    assert words[-4:-1] == [CONTAINER, "bash", "-c"], words[-4:]
+    assert words[-1].startswith("cd /workspace/Megatron-LM || exit 1; ")
+    assert "; bash examples/llama/train_llama2.sh; script_rc=$?; " in words[-1] and words[-1].endswith('exit "$rc"')
     assert 'NODE_RANK="${NODE_RANK:-${SLURM_NODEID:?' in text
 
 
