@@ -48,7 +48,9 @@ def test_excluded_node_has_no_nccl_settings_and_says_why(host):
     assert not host.file("/etc/gpucluster/nccl.env").exists
     fact = _fact(host)
     assert fact["excluded"] is True and fact["nccl_env"] == {}
-    assert fact["fabric"]["differences"][0].startswith("NCCL_IB_GID_INDEX 5 (mlx5_0:1) differs from 3 on rdma-mismatch-gpu1")
+    differences = fact["fabric"]["differences"]
+    assert differences[0] == "selected port count 1 (mlx5_0:1) differs from 2 on rdma-mismatch-gpu1", differences
+    assert differences[1].startswith("NCCL_IB_GID_INDEX 5 (mlx5_0:1) differs from 3 on rdma-mismatch-gpu1"), differences
 
 
 def test_agreeing_roce_node_is_configured(host):
