@@ -1,23 +1,34 @@
 # Copyright: contributors to gpucluster.training
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Validation policy: the error class, the test names, the drain prefix and the policy keys.
+"""Validation policy: the error class, the test names, the drain reasons and the policy keys.
 
 PRIVATE to the collection: the interface may change without notice. Pure functions, no I/O.
 The ONE place for ``TESTS`` and ``DRAIN_PREFIX`` (the role's vars repeat them; a unit test keeps
-them equal).
+them equal), and for the text of a drain reason: ``format_drain_reason`` writes it, and
+``parse_drain_reason`` reads it back from Slurm.
 """
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind, to_float, to_tri
 
-__all__ = ["ValidateJudgeError", "TESTS", "DRAIN_PREFIX", "DEFAULT_POLICY", "policy_of"]
+__all__ = ["ValidateJudgeError", "TESTS", "DRAIN_PREFIX", "SEARCH_REASON", "SEARCH_CHECKS", "DEFAULT_POLICY",
+           "policy_of", "format_drain_reason", "parse_drain_reason"]
 
 TESTS = ("all_reduce_single", "all_reduce_multi", "nccl_log", "ib_write_bw")
 # Slurm reason prefix of every drain the collection makes. Only nodes whose reason starts with it
 # are ever resumed by the collection: an operator's drain is never undone.
 DRAIN_PREFIX = "gpucluster validate: "
+# What follows the prefix in a reason of the bad-node search (its evidence after ": "), and the
+# checks whose passing again resumes a node it drained (the search convicts on all_reduce runs).
+SEARCH_REASON = "bad-node search"
+SEARCH_CHECKS = (("all_reduce_single", "busbw"), ("all_reduce_multi", "busbw"))
+# "<test> <check> failed..." or "cluster <test> <check> failed..." after the prefix. Reasons on
+# Slurm nodes outlive the version that wrote them: what this reads must not change.
+_REASON_CHECK = re.compile(r"(?:cluster )?(\S+) (\S+) failed")
 DEFAULT_POLICY = {
     # all_reduce: pass line = the published healthy bus bandwidth of the matching reference
     # (_validate_refs.py) x this margin. A number, or a dict per all_reduce test.
@@ -137,6 +148,50 @@ def fmt(value):
 def short(text, size):
     text = " ".join(str(text).split())
     return text if len(text) <= size else text[: size - 3] + "..."
+
+
+def format_drain_reason(test=None, check=None, detail=None, cluster=False, evidence=None,
+                        size=DEFAULT_POLICY["reason_max_chars"]):
+    """The Slurm reason of a drain by this collection (``parse_drain_reason`` reads it back).
+
+    DRAIN_PREFIX + ``"<test> <check> failed[: <detail>]"`` for a check of the node,
+    ``"cluster <test> <check> failed[: <detail>]"`` for a cluster-wide one (``cluster``), or
+    ``"bad-node search: <evidence>"`` where ``evidence`` (the search's lines, joined by "; ") is
+    given. Whitespace runs become one space, and the text is cut to ``size`` characters ("..." at
+    its end): keep ``size`` well above the prefix and the names, or the reason no longer parses.
+    """
+    if evidence is not None:
+        lines = [evidence] if isinstance(evidence, str) else evidence
+        body = "%s: %s" % (SEARCH_REASON, "; ".join(lines))
+    else:
+        for what, name in (("test", test), ("check", check)):
+            if not isinstance(name, str) or not name or name != "".join(name.split()):
+                raise ValidateJudgeError("drain reason: %s must be a name without spaces, got %r" % (what, name))
+        body = "%s%s %s failed" % ("cluster " if cluster else "", test, check)
+        if detail is not None:
+            body += ": %s" % detail
+    return short(DRAIN_PREFIX + body, size)
+
+
+def parse_drain_reason(reason):
+    """The (test, check) pairs a Slurm reason written by ``format_drain_reason`` names: what must
+    pass again before the node is resumed.
+
+    ``None`` where the reason is not this collection's (it does not start with DRAIN_PREFIX: an
+    operator's drain); ``()`` where it is, but names no check this version knows; SEARCH_CHECKS
+    for a drain by the bad-node search; else ``((test, check),)``.
+    """
+    if not isinstance(reason, str) or not reason.startswith(DRAIN_PREFIX):
+        return None
+    body = reason[len(DRAIN_PREFIX):]
+    # the search's reason first: its evidence starts with a host name, which may itself start with
+    # "failed" ("bad-node search: failover1 ..." would read as test "bad-node", check "search:")
+    if body.startswith(SEARCH_REASON):
+        return SEARCH_CHECKS
+    match = _REASON_CHECK.match(body)
+    if match:
+        return ((match.group(1), match.group(2)),)
+    return ()
 
 
 def who(node):

@@ -9,8 +9,6 @@ PRIVATE to the collection: the interface may change without notice. Pure functio
 
 from __future__ import annotations
 
-import re
-
 from ansible_collections.gpucluster.training.plugins.module_utils._coerce import kind
 from ansible_collections.gpucluster.training.plugins.module_utils._validate_bisect import find_bad_nodes
 from ansible_collections.gpucluster.training.plugins.module_utils._validate_checks import (
@@ -18,7 +16,8 @@ from ansible_collections.gpucluster.training.plugins.module_utils._validate_chec
 from ansible_collections.gpucluster.training.plugins.module_utils._validate_hardware import (
     limits, node_hardware)
 from ansible_collections.gpucluster.training.plugins.module_utils._validate_policy import (
-    DRAIN_PREFIX, TESTS, ValidateJudgeError, fmt as _fmt, policy_of, public_policy, short as _short)
+    SEARCH_REASON, TESTS, ValidateJudgeError, fmt as _fmt, format_drain_reason, parse_drain_reason, policy_of,
+    public_policy)
 
 __all__ = ["judge_run", "report_markdown", "plot_series"]
 
@@ -69,21 +68,16 @@ def _involves(check, host):
 
 
 def _resume(host, reason, checks):
-    """Whether a node this collection drained (Slurm reason ``reason``, made by ``judge_run``:
-    DRAIN_PREFIX + "<test> <check> failed...", "cluster <test> <check> failed..." or "bad-node
-    search: ...") passed in this run what it was drained for, and why (or why not). A node passes
-    nothing it was not tested on: Slurm runs no test on a drained node, so a node drained for a
-    measurement stays drained until it is resumed by hand (or supplied results pass it); one
-    drained for its ports' state is judged again from the probes on every run."""
-    body = reason[len(DRAIN_PREFIX):] if reason.startswith(DRAIN_PREFIX) else None
-    if body is None:
+    """Whether a node this collection drained (Slurm reason ``reason``, made by ``judge_run``
+    with ``format_drain_reason``, read back by ``parse_drain_reason``) passed in this run what it
+    was drained for, and why (or why not). A node passes nothing it was not tested on: Slurm runs
+    no test on a drained node, so a node drained for a measurement stays drained until it is
+    resumed by hand (or supplied results pass it); one drained for its ports' state is judged
+    again from the probes on every run."""
+    wanted = parse_drain_reason(reason)
+    if wanted is None:
         return False, "not drained by this collection"
-    match = re.match(r"(?:cluster )?(\S+) (\S+) failed", body)
-    if match:
-        wanted = [(match.group(1), match.group(2))]
-    elif body.startswith("bad-node search"):
-        wanted = [("all_reduce_single", "busbw"), ("all_reduce_multi", "busbw")]
-    else:
+    if not wanted:
         return False, "the drain reason names no check this version knows: resume it by hand"
     passed = [c for c in checks if (c["test"], c["check"]) in wanted and c["status"] == "pass" and _involves(c, host)]
     if passed:
@@ -105,8 +99,8 @@ def judge_run(results, hardware, policy=None, nodes=None, run=None, slurm_nodes=
     (default: the keys of ``hardware``).  ``run``: metadata copied into the report (and its
     Markdown), e.g. ``{mode: supplied, slurm: true}``. ``slurm_nodes``: ``{node: [state, reason]}`` as
     Slurm lists them (short or inventory names); a node this collection drained (its reason starts
-    with DRAIN_PREFIX) gets ``resume[host].resume`` true only where this run passed what it was
-    drained for (``note`` says why or why not).
+    with DRAIN_PREFIX; ``parse_drain_reason`` reads it) gets ``resume[host].resume`` true only where
+    this run passed what it was drained for (``note`` says why or why not).
 
     Returns ``{verdict (pass, fail, or incomplete where a test never started), checks, nodes: {host:
     {verdict, failed, not_run, undetermined, drain, reason, limits}}, cluster: {verdict, failed},
@@ -176,10 +170,9 @@ def judge_run(results, hardware, policy=None, nodes=None, run=None, slurm_nodes=
         reason = None
         if drainable:
             first = drainable[0]
-            reason = _short(DRAIN_PREFIX + "%s %s failed%s" % (
-                first["test"], first["check"],
-                (": %s" % first["message"].split(": ", 1)[-1]) if first["message"] else ""),
-                pol["reason_max_chars"])
+            reason = format_drain_reason(first["test"], first["check"],
+                                         first["message"].split(": ", 1)[-1] if first["message"] else None,
+                                         size=pol["reason_max_chars"])
         per_node[host] = {"verdict": "fail" if failed else ("pass" if mine else "none"),
                           "failed": [c["message"] for c in failed],
                           "not_run": [c["message"] for c in checks if c.get("not_run") and _involves(c, host)],
@@ -193,8 +186,8 @@ def judge_run(results, hardware, policy=None, nodes=None, run=None, slurm_nodes=
             for host in check["node"]:
                 if host in per_node and not per_node[host]["drain"]:
                     per_node[host]["drain"] = True
-                    per_node[host]["reason"] = _short(DRAIN_PREFIX + "cluster %s %s failed"
-                                                      % (check["test"], check["check"]), pol["reason_max_chars"])
+                    per_node[host]["reason"] = format_drain_reason(check["test"], check["check"], cluster=True,
+                                                                   size=pol["reason_max_chars"])
     search = find_bad_nodes(checks)
     for host, evidence in search["culprits"].items():
         # The search's evidence names the node and the runs that convict it (alone, with whom):
@@ -202,16 +195,15 @@ def judge_run(results, hardware, policy=None, nodes=None, run=None, slurm_nodes=
         if host in per_node:
             per_node[host]["drain"] = True
             per_node[host]["verdict"] = "fail"
-            per_node[host]["failed"].append("bad-node search: " + "; ".join(evidence))
-            per_node[host]["reason"] = _short(DRAIN_PREFIX + "bad-node search: " + "; ".join(evidence),
-                                              pol["reason_max_chars"])
+            per_node[host]["failed"].append("%s: %s" % (SEARCH_REASON, "; ".join(evidence)))
+            per_node[host]["reason"] = format_drain_reason(evidence=evidence, size=pol["reason_max_chars"])
     # Kept apart from the report's files (report_json leaves it out): it reads Slurm's state, which
     # the run changes itself (a node drained now is listed drained at the next run).
     resume = {}
     for host, entry in per_node.items():
         listed = (slurm_nodes or {}).get(host) or (slurm_nodes or {}).get(host.split(".")[0]) or []
         drained = str(listed[1]).strip() if isinstance(listed, (list, tuple)) and len(listed) > 1 else ""
-        if drained.startswith(DRAIN_PREFIX):
+        if parse_drain_reason(drained) is not None:
             ok, note = _resume(host, drained, checks)
             resume[host] = {"resume": ok and entry["verdict"] == "pass",
                             "note": note if entry["verdict"] == "pass" or not ok else "failed again in this run"}

@@ -36,6 +36,12 @@ from ansible_collections.gpucluster.training.plugins.module_utils._validate_judg
     policy_of,
     report_markdown,
 )
+from ansible_collections.gpucluster.training.plugins.module_utils._validate_policy import (
+    SEARCH_CHECKS,
+    TESTS,
+    format_drain_reason,
+    parse_drain_reason,
+)
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 OCI_H100 = "nccl-tests/nccl_all_reduce_perf_2node_16xH100_OCI_RoCE_ocitutorials.txt"
@@ -531,3 +537,116 @@ def test_two_nodes_cannot_tell_which_end():
     report = _ring({("a", "b"), ("b", "a")}, nodes=("a", "b"))
     assert not any(n["drain"] for n in report["nodes"].values()), report["nodes"]
     assert "only these two nodes were tested" in report["nodes"]["b"]["undetermined"][0]
+
+
+# --- the drain reason: format_drain_reason writes it, parse_drain_reason reads it back ------------
+
+# Every check name the judgement gives (_validate_checks), and the tests they belong to.
+_CHECK_NAMES = ("complete", "wrong", "nodes", "busbw", "ceiling", "network", "gdrdma", "bandwidth",
+                "gpu_count", "port_state")
+_REASON_TESTS = TESTS + ("health",)
+
+
+@pytest.mark.parametrize("reason, wanted", [
+    # Literal: reasons as judge_run wrote them, which stay on Slurm nodes across upgrades.
+    ("gpucluster validate: all_reduce_single busbw failed: 120 GB/s", (("all_reduce_single", "busbw"),)),
+    ("gpucluster validate: nccl_log network failed: RCCL fell back to NET/Socket (TCP) where RDMA was expected "
+     "(log host 9cce34ff6c6c, line 14)", (("nccl_log", "network"),)),
+    ("gpucluster validate: ib_write_bw bandwidth failed: ib_write_bw bidirectional average 204.59 Gb/s is 26% of "
+     "the 800 Gb/s limit (port rate 400 Gb/s x 2 directions); threshold 90%", (("ib_write_bw", "bandwidth"),)),
+    ("gpucluster validate: health port_state failed: mlx5_0:1 is DOWN/Polling", (("health", "port_state"),)),
+    ("gpucluster validate: health gpu_count failed", (("health", "gpu_count"),)),
+    ("gpucluster validate: cluster all_reduce_multi complete failed", (("all_reduce_multi", "complete"),)),
+    ("gpucluster validate: bad-node search: gpu2 fails alone and with gpu1; alone: all_reduce_perf did not "
+     "finish (no '# Avg bus bandwidth' line): crashed, timed out or the output was...",
+     (("all_reduce_single", "busbw"), ("all_reduce_multi", "busbw"))),
+    # ours, but naming nothing this version knows: kept drained, resumed by hand
+    ("gpucluster validate: something else", ()),
+    ("gpucluster validate: ", ()),
+])
+def test_drain_reasons_already_on_slurm_nodes_parse(reason, wanted):
+    assert parse_drain_reason(reason) == wanted
+
+
+@pytest.mark.parametrize("reason", [
+    # written by people (or Slurm): not this collection's, never resumed by it
+    "bad HBM, ticket 42", "", "Not responding", "Kill task failed", "NHC: check_hw_ib failed",
+    "all_reduce_single busbw failed: 120 GB/s", "GPUCLUSTER VALIDATE: all_reduce_single busbw failed",
+    "gpucluster validate all_reduce_single busbw failed", "validate: all_reduce_single busbw failed",
+    "  gpucluster validate: health port_state failed", None,
+])
+def test_reasons_written_by_people_parse_to_none(reason):
+    assert parse_drain_reason(reason) is None
+
+
+def test_drain_reason_texts():
+    assert format_drain_reason("all_reduce_single", "busbw", "120 GB/s") == \
+        "gpucluster validate: all_reduce_single busbw failed: 120 GB/s"
+    assert format_drain_reason("health", "gpu_count") == "gpucluster validate: health gpu_count failed"
+    # an empty detail still gets its colon (the check had a message), cut like the rest
+    assert format_drain_reason("health", "gpu_count", "") == "gpucluster validate: health gpu_count failed:"
+    assert format_drain_reason("all_reduce_multi", "busbw", cluster=True) == \
+        "gpucluster validate: cluster all_reduce_multi busbw failed"
+    assert format_drain_reason(evidence=["gpu1 fails alone", "alone: 12  GB/s\n"]) == \
+        "gpucluster validate: bad-node search: gpu1 fails alone; alone: 12 GB/s"
+    assert format_drain_reason(evidence="gpu1 fails alone") == "gpucluster validate: bad-node search: gpu1 fails alone"
+    cut = format_drain_reason("nccl_log", "network", "x" * 500, size=60)
+    assert len(cut) == 60 and cut.endswith("...") and cut.startswith("gpucluster validate: nccl_log network failed: x")
+    for test, check in (("all reduce", "busbw"), ("nccl_log", ""), (None, "busbw"), ("health", "gpu\tcount")):
+        with pytest.raises(ValidateJudgeError, match="drain reason"):
+            format_drain_reason(test, check)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(_REASON_TESTS), st.sampled_from(_CHECK_NAMES), st.one_of(st.none(), st.text()), st.booleans())
+def test_every_check_reason_parses_back_to_its_check(test, check, detail, cluster):
+    reason = format_drain_reason(test, check, detail, cluster=cluster, size=DEFAULT_POLICY["reason_max_chars"])
+    assert len(reason) <= DEFAULT_POLICY["reason_max_chars"]
+    assert parse_drain_reason(reason) == ((test, check),)
+
+
+# A culprit's evidence starts with "<host> fails ..." (_validate_bisect._summary), and a host name may
+# start with "failed" (it once read as test "bad-node", check "search:").
+_HOST = st.one_of(st.from_regex(r"[a-z][a-z0-9-]{0,20}(\.[a-z0-9-]{1,10})?", fullmatch=True),
+                  st.sampled_from(["failed1", "failedover-gpu3"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_HOST, st.sampled_from(["fails alone", "fails with gpu2, which passes in other runs"]), st.lists(st.text()))
+def test_every_bad_node_search_reason_parses_back_to_the_checks_that_clear_it(host, summary, more):
+    reason = format_drain_reason(evidence=["%s %s" % (host, summary)] + more)
+    assert parse_drain_reason(reason) == SEARCH_CHECKS == (("all_reduce_single", "busbw"), ("all_reduce_multi", "busbw"))
+
+
+def _drains():
+    """judge_run's drains of every kind, with the (test, check) pairs each reason must read back as."""
+    cut = parse_collective_perf(_text(MI355X_CUT))
+    multi = [{"node": ["a", "b"], "test": "all_reduce_multi", "result": cut,
+              "hardware": {"gpu": "mi325x", "ports": 8, "rate_gbps": 400}}]
+    down = {"gpus": _GPUS8, "rdma": _rdma_fact("DOWN", "Polling"), "hcas": ["mlx5_0:1"]}
+    socket = [{"node": "gpu2", "test": "nccl_log", "result": parse_nccl_log(_text(LOG_SOCKET))}]
+    return [
+        # a check of the node: its first failing drain check (nccl_log network; health port_state)
+        (socket, {"gpu2": {"gpus": _GPUS8}}, {"expect_rdma": True}, {"gpu2": (("nccl_log", "network"),)}),
+        ([], {"gpu1": down}, None, {"gpu1": (("health", "port_state"),)}),
+        ([], {"gpu1": {"gpus": _GPUS8}}, {"expected_gpus": 16}, {"gpu1": (("health", "gpu_count"),)}),
+        # the cluster-wide check, where the policy drains for it
+        (multi, {"a": None, "b": None}, {"drain_on_cluster_failure": True},
+         {"a": (("all_reduce_multi", "complete"),), "b": (("all_reduce_multi", "complete"),)}),
+        # the bad-node search: a single-node run that did not finish
+        ([{"node": "gpu1", "test": "all_reduce_single", "result": cut}], {"gpu1": {"gpus": _GPUS8}}, None,
+         {"gpu1": SEARCH_CHECKS}),
+    ]
+
+
+@pytest.mark.parametrize("results, hardware, policy, wanted", _drains())
+def test_every_reason_judge_run_writes_is_read_back(results, hardware, policy, wanted):
+    report = judge_run(results, hardware, policy)
+    drained = dict((h, n["reason"]) for h, n in report["nodes"].items() if n["drain"])
+    assert dict((h, parse_drain_reason(r)) for h, r in drained.items()) == wanted, drained
+    # Slurm lists the reason at the next run: judge_run reads it back as its own, and (the same
+    # results failing again) keeps the node drained
+    again = judge_run(results, hardware, policy, slurm_nodes=dict((h, ["drained", r]) for h, r in drained.items()))
+    assert sorted(again["resume"]) == sorted(wanted)
+    for entry in again["resume"].values():
+        assert entry["resume"] is False and "names no check" not in entry["note"], entry
