@@ -23,6 +23,8 @@ CASES = [
     # a layout Megatron-LM takes but train_llama2.sh would not run as planned (FSDP=1 resets TP to 1)
     ("megatron-fsdp-tp", "training_jobs_megatron_layout has fsdp true with tp 8: train_llama2.sh resets TP to 1 "
                          "when FSDP=1 (and turns sequence parallel off), so the job would silently run TP=1"),
+    # a cancelled exec-mode step would be killed by Slurm before it stopped its processes in the container
+    ("megatron-stop-grace", "training_jobs_megatron_stop_grace=10 must be at least 1 and below Slurm's KillWait (10 s)"),
     # the fine-tuning job as the defaults give it: no image holding train.py, its output in a removed container
     ("finetune-image", "training_jobs_finetune_program=image runs train.py in a container of its own per step: "
                        "set training_jobs_finetune_image to the image that holds it"),

@@ -49,17 +49,22 @@ def test_megatron_job_has_the_planned_layout_and_rendezvous(host):
     assert "TP 4 x PP 1 x CP 1 x DP 2" in text
 
 
-def step_script(host, name):
-    """The text of the step script ``name`` on a compute node and its ``exec`` line (skips on the controller)."""
+def step_script(host, name, launch="exec "):
+    """The text of the step script ``name`` on a compute node and its line starting with ``launch`` (skips on the
+    controller)."""
     if on_controller(host):
         pytest.skip("step scripts live on the compute nodes")
     text = host.file("%s/%s.step.sh" % (JOBS, name)).content_string
-    return text, [x for x in text.splitlines() if x.startswith("exec ")][0]
+    return text, [x for x in text.splitlines() if x.startswith(launch)][0]
 
 
 def test_megatron_step_execs_into_the_training_container(host):
-    text, line = step_script(host, "megatron")
-    assert line.startswith("exec podman exec ")
+    # in the background, marked, with a trap that stops it in the container (podman exec passes no signal on:
+    # side_effect.yml case 12 cancels such a step)
+    text, line = step_script(host, "megatron", launch='GPUCLUSTER_STEP="$step_id" podman exec ')
+    assert line.endswith(" &") and "trap stop_step TERM INT HUP" in text.splitlines()
+    line = line[:-2]
+    assert " -e GPUCLUSTER_STEP " in line
     for var in ["NODE_RANK", "NNODES", "MASTER_ADDR", "TP", "PP", "TE_FP8", "NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE"]:
         assert " -e %s " % var in line, var
     # the program run in the container: train_llama2.sh with torchrun's own exit status kept (the script exits 0

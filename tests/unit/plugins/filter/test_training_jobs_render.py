@@ -10,7 +10,10 @@ the test) and run with bash up to the container launch, which is replaced by `en
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import time
 
 import pytest
 
@@ -28,7 +31,7 @@ def step_env(tmp_path, nccl_env, hcas, iface="eno1"):
         "training_jobs_nccl_env_file": str(env_file)})
     script = role_render.render_template(tmpl, "training_jobs", "megatron.step.sh.j2")
     assert "-e NCCL_SOCKET_IFNAME" in script and "-e GLOO_SOCKET_IFNAME" in script and "-e NCCL_IB_GID_INDEX" in script
-    body = script.rsplit("\nexec ", 1)[0] + "\nenv\n"
+    body = script.split("\n# The step: ", 1)[0] + "\nenv\n"
     run = subprocess.run(["bash", "-c", body], capture_output=True, text=True, check=False, timeout=30,
                          env={"PATH": "/usr/bin:/bin", "SLURM_NNODES": "2", "SLURM_NODEID": "0", "MASTER_ADDR": "gpu1", "TP": "8"})
     if run.returncode:
@@ -116,3 +119,126 @@ def test_the_step_exits_with_torchruns_status(tmp_path, torchrun_rc):
 def test_a_script_that_never_runs_torchrun_fails_the_step(tmp_path):
     run = run_step(tmp_path, 0, script="#!/bin/bash\necho 'no data path'\nexit 0\n")
     assert run.returncode == 1 and "without running torchrun" in run.stderr, run.stderr
+
+
+# --- exec mode: a signalled step stops its own processes in the container -----------------------
+
+def marked(step_id):
+    """PIDs of live processes whose environment holds GPUCLUSTER_STEP=<step_id>."""
+    out = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/environ" % pid, "rb") as handle:
+                if ("GPUCLUSTER_STEP=%s" % step_id).encode() in handle.read().split(b"\0"):
+                    out.append(int(pid))
+        except OSError:
+            pass
+    return out
+
+
+@pytest.mark.parametrize("ignores_term", [False, True])
+def test_a_signalled_exec_step_stops_what_it_started_in_the_container(tmp_path, ignores_term):
+    # SIMULATED engine: "docker exec" starts the program here in a session of its own, the client waiting for it and
+    # dying on TERM without passing it on, as podman exec and docker exec do (the processes stay). The
+    # step script, its trap and its stopping program are the rendered ones.
+    work = tmp_path / "Megatron-LM"
+    (work / "examples" / "llama").mkdir(parents=True)
+    (work / "examples" / "llama" / "train_llama2.sh").write_text(TRAIN_SCRIPT)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    # Like a container, the program sees only the variables passed with -e.
+    (fake / "docker").write_text('#!/bin/bash\nkeep=("PATH=$PATH")\nwhile [ $# -gt 0 ]; do\n'
+                                 '  if [ "$1" = -e ]; then keep+=("$2=${!2}"); shift 2; continue; fi\n'
+                                 '  if [ "$1" = bash ] && [ "$2" = -c ]; then\n'
+                                 '    setsid env -i "${keep[@]}" bash -c "$3" & wait $!; exit $?\n  fi\n  shift\ndone\nexit 99\n')
+    (fake / "torchrun").write_text("#!/bin/bash\n%ssleep 300 &\nsleep 300 &\ntouch %s/started\nwait\n"
+                                   % ("trap '' TERM\n" if ignores_term else "", tmp_path))
+    for tool in ("docker", "torchrun"):
+        (fake / tool).chmod(0o755)
+    tmpl = role_render.templar("training_jobs", ("defaults/main.yml", "vars/main.yml"), {
+        "ansible_managed": "test", "inventory_hostname": "gpu1", "ansible_facts": {"default_ipv4": {"interface": "eno1"}},
+        "__training_jobs_nccl_names": [], "rdma_nccl_hcas": [], "megatron_job_spec": SPEC,
+        "training_jobs_nccl_env_file": str(tmp_path / "none"), "training_jobs_megatron_workdir": str(work),
+        "training_jobs_megatron_stop_grace": 2})
+    script = role_render.render_template(tmpl, "training_jobs", "megatron.step.sh.j2")
+    job = "%d" % os.getpid()
+    step = subprocess.Popen(["bash", "-c", script], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={"PATH": "%s:/usr/bin:/bin" % fake, "SLURM_NNODES": "1", "SLURM_NODEID": "0",
+                                 "MASTER_ADDR": "gpu1", "TP": "1", "SLURM_JOB_ID": job, "SLURM_STEP_ID": "0"})
+    try:
+        for _attempt in range(100):
+            if (tmp_path / "started").exists():
+                break
+            time.sleep(0.1)
+        step_id = "%s.0.0.%d" % (job, step.pid)
+        assert len(marked(step_id)) >= 4, "the step's processes do not carry its mark"
+        # Slurm signals every process of the step: the script and the engine's client
+        os.kill(step.pid, signal.SIGTERM)
+        subprocess.run(["pkill", "-TERM", "-P", str(step.pid), "-x", "docker"], check=False)
+        out, err = step.communicate(timeout=20)
+        assert step.returncode == 143, out + err
+        assert "stopping its processes" in err
+        assert ("killed what was left of step %s" % step_id in err) is ignores_term, err
+        assert marked(step_id) == []
+    finally:
+        step.kill()
+        for pid in marked("%s.0.0.%d" % (job, step.pid)):
+            os.kill(pid, signal.SIGKILL)
+
+
+# --- run mode: the program is the container's PID 1 ----------------------------------------------
+
+def _can_unshare_pid():
+    try:
+        run = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "true"], capture_output=True, check=False, timeout=10)
+        return run.returncode == 0
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _can_unshare_pid(), reason="needs unshare --pid (root): the program must be PID 1 of a namespace")
+@pytest.mark.parametrize("ignores_term", [False, True])
+def test_a_signalled_run_step_stops_every_process_of_its_container(tmp_path, ignores_term):
+    # SIMULATED engine: "docker run" runs the program as PID 1 of a new PID namespace (unshare), the one thing
+    # about a container that matters here (the kernel gives PID 1 no signal it has no handler for), and passes
+    # TERM on to it as podman run and docker run do (--sig-proxy). The step script and its program are the
+    # rendered ones. Before, PID 1 ignored the TERM and the container outlived the step.
+    work = tmp_path / "Megatron-LM"
+    (work / "examples" / "llama").mkdir(parents=True)
+    (work / "examples" / "llama" / "train_llama2.sh").write_text(TRAIN_SCRIPT)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "docker").write_text(
+        '#!/bin/bash\nkeep=("PATH=$PATH")\nwhile [ $# -gt 0 ]; do\n'
+        '  if [ "$1" = -e ]; then keep+=("$2=${!2}"); shift 2; continue; fi\n'
+        '  if [ "$1" = bash ] && [ "$2" = -c ]; then\n'
+        '    unshare --pid --fork --mount-proc env -i "${keep[@]}" bash -c "$3" & ns=$!\n'
+        '    trap \'kill -TERM $(cat /proc/$ns/task/$ns/children)\' TERM\n'
+        '    while kill -0 $ns 2>/dev/null; do wait $ns; rc=$?; done; exit $rc\n  fi\n  shift\ndone\nexit 99\n')
+    (fake / "torchrun").write_text("#!/bin/bash\n%ssleep 301.5 &\nsleep 301.5 &\ntouch %s/started\nwait\n"
+                                   % ("trap '' TERM\n" if ignores_term else "", tmp_path))
+    for tool in ("docker", "torchrun"):
+        (fake / tool).chmod(0o755)
+    tmpl = role_render.templar("training_jobs", ("defaults/main.yml", "vars/main.yml"), {
+        "ansible_managed": "test", "inventory_hostname": "gpu1", "ansible_facts": {"default_ipv4": {"interface": "eno1"}},
+        "__training_jobs_nccl_names": [], "rdma_nccl_hcas": [], "megatron_job_spec": SPEC,
+        "training_jobs_nccl_env_file": str(tmp_path / "none"), "training_jobs_megatron_workdir": str(work),
+        "training_jobs_megatron_stop_grace": 2, "training_jobs_megatron_launch": "run"})
+    script = role_render.render_template(tmpl, "training_jobs", "megatron.step.sh.j2")
+    assert "\nexec docker run --rm " in script
+    step = subprocess.Popen(["bash", "-c", script], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={"PATH": "%s:/usr/bin:/bin:/usr/sbin:/sbin" % fake, "SLURM_NNODES": "1", "SLURM_NODEID": "0",
+                                 "MASTER_ADDR": "gpu1", "TP": "1"})
+    try:
+        for _attempt in range(100):
+            if (tmp_path / "started").exists():
+                break
+            time.sleep(0.1)
+        assert (tmp_path / "started").exists(), "the stand-in torchrun never ran"
+        os.kill(step.pid, signal.SIGTERM)
+        out, err = step.communicate(timeout=20)
+        assert step.returncode == 143, out + err
+        assert "its processes in the container were stopped" in err, err
+    finally:
+        step.kill()
+        subprocess.run(["pkill", "-KILL", "-f", "^sleep 301.5$"], check=False)
