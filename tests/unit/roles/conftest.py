@@ -10,6 +10,7 @@ import pytest
 import yaml
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
+from ansible_collections.gpucluster.training.tests.unit.plugins.filter.role_render import with_collection_filters
 
 ROLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "roles")
 
@@ -58,7 +59,7 @@ class RoleTemplates:
             variables.update(_load(path))
         variables.update(overrides)
         variables.update(ansible_facts=facts, ansible_managed="Ansible managed", inventory_hostname="node1")
-        return Templar(loader=DataLoader(), variables=variables)
+        return with_collection_filters(Templar(loader=DataLoader(), variables=variables))
 
     def render(self, os_name, template, **overrides):
         """The template's lines, without blank lines and comments."""

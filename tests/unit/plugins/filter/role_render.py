@@ -23,8 +23,11 @@ def templar(role, files, variables):
     for name in files:
         merged.update(loader.load_from_file(str(ROOT / "roles" / role / name), trusted_as_template=True))
     merged.update(variables)
-    tmpl = Templar(loader=loader, variables=merged)
-    # the collection's filters under their FQCN, as the collection loader would resolve them
+    return with_collection_filters(Templar(loader=loader, variables=merged))
+
+
+def with_collection_filters(tmpl):
+    """``tmpl`` with the collection's filters under their FQCN, as the collection loader would resolve them."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         filters = tmpl.environment.filters
