@@ -14,7 +14,8 @@ returned here (through the ``container_cmd`` filter).
 
     {argv: [engine, 'run'|'exec', ...], shell: <argv quoted for a POSIX shell>,
      flags: [the options between 'run' and the image], config_hash: <sha256 of the
-     definition>, notes: [decisions worth knowing]}
+     definition>, notes: [decisions worth knowing], mounts: [{src, dst, mode}] (run only:
+     every host path the container mounts, the topology file and nccl.conf among them)}
 
 ``spec`` keys (all optional except ``image``, or ``name`` for ``action=exec``):
 
@@ -303,7 +304,7 @@ def _exec_command(spec, engine, env, passthrough):
     flags = argv[2:]
     argv += [name] + command
     return {"argv": argv, "shell": " ".join(shlex.quote(a) for a in argv), "flags": flags,
-            "config_hash": hashlib.sha256(json.dumps(argv).encode("utf-8")).hexdigest(), "notes": []}
+            "config_hash": hashlib.sha256(json.dumps(argv).encode("utf-8")).hexdigest(), "notes": [], "mounts": []}
 
 
 def container_command(spec):
@@ -424,4 +425,5 @@ def container_command(spec):
     flags += extra
     argv = [engine, "run"] + flags + [image] + command
     return {"argv": argv, "shell": " ".join(shlex.quote(a) for a in argv), "flags": flags,
-            "config_hash": config_hash, "notes": notes}
+            "config_hash": config_hash, "notes": notes,
+            "mounts": [{"src": src, "dst": dst, "mode": mmode} for src, dst, mmode in mounts]}

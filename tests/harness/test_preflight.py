@@ -25,9 +25,18 @@ CASES = [
                          "when FSDP=1 (and turns sequence parallel off), so the job would silently run TP=1"),
     # a cancelled exec-mode step would be killed by Slurm before it stopped its processes in the container
     ("megatron-stop-grace", "training_jobs_megatron_stop_grace=10 must be at least 1 and below Slurm's KillWait (10 s)"),
+    # a misspelt variable and a value the role's argument spec refuses: named before the first stage, not ignored or
+    # found when the training stage starts
+    ("variable-typo", "slurm_common_cluster_nmae (set on ctl1, gpu1, gpu2) is not a variable of gpucluster.training: "
+                      "Ansible would ignore it. Did you mean slurm_common_cluster_name?"),
+    ("variable-typo", "training_jobs_megatron_launch (set on ctl1, gpu1, gpu2) is refused by role training_jobs's argument "
+                      "spec: value of training_jobs_megatron_launch must be one of: exec, run, got: exce."),
     # the fine-tuning job as the defaults give it: no image holding train.py, its output in a removed container
     ("finetune-image", "training_jobs_finetune_program=image runs train.py in a container of its own per step: "
                        "set training_jobs_finetune_image to the image that holds it"),
+    # the tutorial's relative output_dir in a container removed when the step ends
+    ("finetune-output", "training_jobs_finetune_args.output_dir=output must be under a directory mounted read-write into the "
+                        "job's container (/checkpoints): it is relative and training_jobs_finetune_workdir is not set."),
 ]
 
 

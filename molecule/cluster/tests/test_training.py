@@ -85,7 +85,7 @@ def test_finetune_step_runs_torchrun_in_the_image_with_the_tutorials_arguments(h
     # the command run in the container: bash -c '<torchrun line>', quoted once more for the host shell
     inner = shlex.split(shlex.split(line)[-1])
     pairs = dict(zip(inner[inner.index("train.py") + 1::2], inner[inner.index("train.py") + 2::2]))
-    assert pairs["--fsdp"] == "full_shard auto_wrap"
+    assert pairs["--fsdp"] == "full_shard auto_wrap" and pairs["--output_dir"] == "/checkpoints/alpaca"
     assert pairs["--fsdp_transformer_layer_cls_to_wrap"] == "LlamaDecoderLayer"
     assert pairs["--learning_rate"] == "2e-5" and pairs["--gradient_accumulation_steps"] == "8"
     assert "--tf32" not in pairs  # AMD nodes: TF32 is an NVIDIA mode

@@ -12,7 +12,7 @@ from ansible_collections.gpucluster.training.plugins.callback.preload import plu
 def test_the_collections_filters_and_lookups_are_found():
     filters = plugin_files("filter")
     assert "managed_checksums" in filters and "parallel_plan" in filters
-    assert plugin_files("lookup") == ["template"]
+    assert plugin_files("lookup") == ["template", "variable_errors"]
 
 
 def test_a_missing_kind_is_empty(tmp_path):

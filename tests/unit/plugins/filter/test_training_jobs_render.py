@@ -123,6 +123,23 @@ def test_a_script_that_never_runs_torchrun_fails_the_step(tmp_path):
 
 # --- exec mode: a signalled step stops its own processes in the container -----------------------
 
+def processes(match):
+    """PIDs of live processes for which ``match(stat fields after the name, cmdline)`` holds (from /proc, no
+    procps needed)."""
+    out = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/stat" % pid) as handle:
+                stat = handle.read().rsplit(")", 1)[1].split()
+            with open("/proc/%s/cmdline" % pid, "rb") as handle:
+                cmdline = handle.read()
+        except OSError:
+            continue
+        if match(stat, cmdline):
+            out.append(int(pid))
+    return out
+
+
 def marked(step_id):
     """PIDs of live processes whose environment holds GPUCLUSTER_STEP=<step_id>."""
     out = []
@@ -174,7 +191,8 @@ def test_a_signalled_exec_step_stops_what_it_started_in_the_container(tmp_path, 
         assert len(marked(step_id)) >= 4, "the step's processes do not carry its mark"
         # Slurm signals every process of the step: the script and the engine's client
         os.kill(step.pid, signal.SIGTERM)
-        subprocess.run(["pkill", "-TERM", "-P", str(step.pid), "-x", "docker"], check=False)
+        for pid in processes(lambda stat, cmdline: stat[1] == str(step.pid) and b"/bin/docker\0" in cmdline):
+            os.kill(pid, signal.SIGTERM)
         out, err = step.communicate(timeout=20)
         assert step.returncode == 143, out + err
         assert "stopping its processes" in err
@@ -241,4 +259,5 @@ def test_a_signalled_run_step_stops_every_process_of_its_container(tmp_path, ign
         assert "its processes in the container were stopped" in err, err
     finally:
         step.kill()
-        subprocess.run(["pkill", "-KILL", "-f", "^sleep 301.5$"], check=False)
+        for pid in processes(lambda stat, cmdline: cmdline == b"sleep\x00301.5\x00"):
+            os.kill(pid, signal.SIGKILL)

@@ -123,6 +123,16 @@ def test_exec_in_the_long_lived_container():
         "-e", "NODE_RANK", "-e", "TE_FP8=1", "-e", "TP=8"]
 
 
+def test_the_mounts_are_returned_as_the_container_sees_them():
+    # what the training_jobs preflight reads to refuse an output directory the --rm container would take with it
+    res = container_command({"vendor": "none", "image": IMAGE, "mode": "job", "topology_file": "/etc/gpucluster/topo.xml",
+                             "mounts": ["/srv/data:/data:ro", {"src": "/srv/ckpt", "dst": "/checkpoints"}]})
+    assert res["mounts"] == [{"src": "/srv/data", "dst": "/data", "mode": "ro"},
+                             {"src": "/srv/ckpt", "dst": "/checkpoints", "mode": "rw"},
+                             {"src": "/etc/gpucluster/topo.xml", "dst": "/etc/gpucluster/topo.xml", "mode": "ro"}]
+    assert container_command({"action": "exec", "name": "megatron-training", "command": ["true"]})["mounts"] == []
+
+
 def test_config_hash_follows_the_definition_only():
     spec = {"vendor": "amd", "name": "m", "image": IMAGE}
     assert container_command(spec)["config_hash"] == container_command(dict(spec))["config_hash"]
