@@ -106,6 +106,7 @@ def variable_errors(values_by_host, specs):
                 options.setdefault(name, (role, spec))
     unknown = {}
     refused = {}
+    texts = {}
     for host in sorted(values_by_host):
         values = dict(values_by_host[host] or {})
         untemplated = values.pop("__untemplated__", None) or []
@@ -116,6 +117,11 @@ def variable_errors(values_by_host, specs):
             if name not in options or not isinstance(options[name][1], dict):
                 continue
             role, spec = options[name]
+            if spec.get("type") == "bool" and isinstance(values[name], str):
+                # The spec takes "false", but Ansible does not convert the variable: in the roles' expressions any
+                # non-empty text is true (-e name=false on the command line gives text).
+                texts.setdefault((name, role, values[name]), []).append(host)
+                continue
             result = ArgumentSpecValidator({name: _value_spec(spec)}).validate({name: values[name]})
             for message in result.error_messages:
                 if spec.get("no_log"):
@@ -129,4 +135,8 @@ def variable_errors(values_by_host, specs):
             name, ", ".join(unknown[name]), " Did you mean %s?" % near[0] if near else ""))
     for (name, role, message), hosts in sorted(refused.items()):
         out.append("%s (set on %s) is refused by role %s's argument spec: %s." % (name, ", ".join(hosts), role, message))
+    for (name, role, text), hosts in sorted(texts.items()):
+        out.append("%s (set on %s) is the text %r, not a boolean: Ansible does not convert it, and in role %s's expressions "
+                   "any non-empty text is true. Give it in YAML (%s: false) or as JSON (-e '{\"%s\": false}')." % (
+                       name, ", ".join(hosts), text, role, name, name))
     return out

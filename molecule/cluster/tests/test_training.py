@@ -107,7 +107,20 @@ def test_training_container_runs_with_the_derived_flags(host):
             "readlink /proc/1/ns/%s", ns)
     assert "SYS_PTRACE" in " ".join(hc.get("CapAdd") or [])
     assert "seccomp=unconfined" in (hc.get("SecurityOpt") or [])
-    assert hc["RestartPolicy"]["Name"] == "unless-stopped"
+    # podman-restart.service starts only restart-policy=always containers at boot (podman 4)
+    assert hc["RestartPolicy"]["Name"] == "always"
+    assert host.service("podman-restart").is_enabled
+
+
+def test_the_containers_pid_1_reaps_what_steps_leave(host):
+    if on_controller(host):
+        pytest.skip("the container runs on the compute nodes")
+    # side_effect case 12 killed a cancelled step's processes in the container: their children were re-parented to
+    # PID 1, which `sleep infinity` never reaped (zombies count against the pids limit)
+    states = host.check_output("podman exec %s bash -c %s", CONTAINER,
+                               shlex.quote('for p in /proc/[0-9]*/stat; do cut -d" " -f3 "$p" 2>/dev/null; done'))
+    assert "Z" not in states.split(), states
+    assert "trap" in host.check_output("podman exec %s cat /proc/1/cmdline", CONTAINER)
 
 
 def test_inside_the_container(host):

@@ -70,6 +70,15 @@ def test_a_refused_value_is_named_once_with_its_hosts_and_the_specs_reason():
                          "value of training_jobs_megatron_launch must be one of: exec, run, got: exce.")
 
 
+def test_a_boolean_given_as_text_is_refused():
+    # -e validate_drain=false gives the text "false": the spec takes it, Ansible leaves it text, and
+    # "validate_drain and ..." drained the failing nodes anyway
+    errors = variable_errors({"gpu1": {"validate_drain": "false", "validate_resume": False}}, SPECS)
+    assert errors == ["validate_drain (set on gpu1) is the text 'false', not a boolean: Ansible does not convert it, and in role "
+                      "validate's expressions any non-empty text is true. Give it in YAML (validate_drain: false) or as JSON "
+                      "(-e '{\"validate_drain\": false}')."]
+
+
 def test_values_the_roles_take_pass_and_an_untemplated_value_is_not_judged():
     assert variable_errors({"gpu1": {"training_jobs_megatron_launch": "run", "rdma_gid_index": "3", "site_stages": ["base"],
                                      "slurm_common_config": {"KillWait": 10}, "rdma_nccl_hcas": [],
