@@ -83,25 +83,42 @@ rm tmp.txt
 """
 
 
-def run_step(tmp_path, torchrun_rc, script=TRAIN_SCRIPT):
+def stage_step(tmp_path, docker, torchrun, script=TRAIN_SCRIPT, **variables):
+    """The Megatron node step rendered for a Megatron-LM checkout under ``tmp_path`` holding ``script``, with the
+    test doubles ``docker`` and ``torchrun`` (their texts) in the returned bin folder, ``variables`` over the role's."""
     work = tmp_path / "Megatron-LM"
     (work / "examples" / "llama").mkdir(parents=True)
     (work / "examples" / "llama" / "train_llama2.sh").write_text(script)
     fake = tmp_path / "bin"
     fake.mkdir()
-    # the container engine: runs the step's "bash -c <program>" here
-    (fake / "docker").write_text('#!/bin/bash\nwhile [ $# -gt 0 ]; do\n  if [ "$1" = bash ] && [ "$2" = -c ]; then exec bash -c "$3"; fi\n'
-                                 '  shift\ndone\nexit 99\n')
-    (fake / "torchrun").write_text("#!/bin/sh\necho \"torchrun $*\"\nexit %d\n" % torchrun_rc)
-    for tool in ("docker", "torchrun"):
+    for tool, text in (("docker", docker), ("torchrun", torchrun)):
+        (fake / tool).write_text(text)
         (fake / tool).chmod(0o755)
+    tmpl = role_render.templar("training_jobs", ("defaults/main.yml", "vars/main.yml"), dict({
+        "ansible_managed": "test", "inventory_hostname": "gpu1", "ansible_facts": {"default_ipv4": {"interface": "eno1"}},
+        "__training_jobs_nccl_names": [], "rdma_nccl_hcas": [], "megatron_job_spec": SPEC,
+        "training_jobs_nccl_env_file": str(tmp_path / "none"), "training_jobs_megatron_workdir": str(work)}, **variables))
+    return role_render.render_template(tmpl, "training_jobs", "megatron.step.sh.j2"), fake
+
+
+def wait_for(path):
+    for _attempt in range(100):
+        if path.exists():
+            return
+        time.sleep(0.1)
+
+
+def run_step(tmp_path, torchrun_rc, script=TRAIN_SCRIPT):
     env_file = tmp_path / "nccl.env"
     env_file.write_text("NCCL_SOCKET_IFNAME==eno1\nNCCL_IB_GID_INDEX=3\n")
-    tmpl = role_render.templar("training_jobs", ("defaults/main.yml", "vars/main.yml"), {
-        "ansible_managed": "test", "inventory_hostname": "gpu1", "ansible_facts": {"default_ipv4": {"interface": "eno1"}},
-        "__training_jobs_nccl_names": ["NCCL_SOCKET_IFNAME", "NCCL_IB_GID_INDEX"], "rdma_nccl_hcas": [{"link_layer": "Ethernet"}],
-        "megatron_job_spec": SPEC, "training_jobs_nccl_env_file": str(env_file), "training_jobs_megatron_workdir": str(work)})
-    script_text = role_render.render_template(tmpl, "training_jobs", "megatron.step.sh.j2")
+    script_text, fake = stage_step(
+        tmp_path,
+        # the container engine: runs the step's "bash -c <program>" here
+        '#!/bin/bash\nwhile [ $# -gt 0 ]; do\n  if [ "$1" = bash ] && [ "$2" = -c ]; then exec bash -c "$3"; fi\n'
+        '  shift\ndone\nexit 99\n',
+        "#!/bin/sh\necho \"torchrun $*\"\nexit %d\n" % torchrun_rc, script=script,
+        __training_jobs_nccl_names=["NCCL_SOCKET_IFNAME", "NCCL_IB_GID_INDEX"], rdma_nccl_hcas=[{"link_layer": "Ethernet"}],
+        training_jobs_nccl_env_file=str(env_file))
     return subprocess.run(["bash", "-c", script_text], capture_output=True, text=True, check=False, timeout=30, cwd=tmp_path,
                           env={"PATH": "%s:/usr/bin:/bin" % fake, "SLURM_NNODES": "2", "SLURM_NODEID": "0", "MASTER_ADDR": "gpu1",
                                "TP": "8"})
@@ -158,35 +175,21 @@ def test_a_signalled_exec_step_stops_what_it_started_in_the_container(tmp_path, 
     # SIMULATED engine: "docker exec" starts the program here in a session of its own, the client waiting for it and
     # dying on TERM without passing it on, as podman exec and docker exec do (the processes stay). The
     # step script, its trap and its stopping program are the rendered ones.
-    work = tmp_path / "Megatron-LM"
-    (work / "examples" / "llama").mkdir(parents=True)
-    (work / "examples" / "llama" / "train_llama2.sh").write_text(TRAIN_SCRIPT)
-    fake = tmp_path / "bin"
-    fake.mkdir()
     # Like a container, the program sees only the variables passed with -e.
-    (fake / "docker").write_text('#!/bin/bash\nkeep=("PATH=$PATH")\nwhile [ $# -gt 0 ]; do\n'
-                                 '  if [ "$1" = -e ]; then keep+=("$2=${!2}"); shift 2; continue; fi\n'
-                                 '  if [ "$1" = bash ] && [ "$2" = -c ]; then\n'
-                                 '    setsid env -i "${keep[@]}" bash -c "$3" & wait $!; exit $?\n  fi\n  shift\ndone\nexit 99\n')
-    (fake / "torchrun").write_text("#!/bin/bash\n%ssleep 300 &\nsleep 300 &\ntouch %s/started\nwait\n"
-                                   % ("trap '' TERM\n" if ignores_term else "", tmp_path))
-    for tool in ("docker", "torchrun"):
-        (fake / tool).chmod(0o755)
-    tmpl = role_render.templar("training_jobs", ("defaults/main.yml", "vars/main.yml"), {
-        "ansible_managed": "test", "inventory_hostname": "gpu1", "ansible_facts": {"default_ipv4": {"interface": "eno1"}},
-        "__training_jobs_nccl_names": [], "rdma_nccl_hcas": [], "megatron_job_spec": SPEC,
-        "training_jobs_nccl_env_file": str(tmp_path / "none"), "training_jobs_megatron_workdir": str(work),
-        "training_jobs_megatron_stop_grace": 2})
-    script = role_render.render_template(tmpl, "training_jobs", "megatron.step.sh.j2")
+    script, fake = stage_step(
+        tmp_path,
+        '#!/bin/bash\nkeep=("PATH=$PATH")\nwhile [ $# -gt 0 ]; do\n'
+        '  if [ "$1" = -e ]; then keep+=("$2=${!2}"); shift 2; continue; fi\n'
+        '  if [ "$1" = bash ] && [ "$2" = -c ]; then\n'
+        '    setsid env -i "${keep[@]}" bash -c "$3" & wait $!; exit $?\n  fi\n  shift\ndone\nexit 99\n',
+        "#!/bin/bash\n%ssleep 300 &\nsleep 300 &\ntouch %s/started\nwait\n" % ("trap '' TERM\n" if ignores_term else "", tmp_path),
+        training_jobs_megatron_stop_grace=2)
     job = "%d" % os.getpid()
     step = subprocess.Popen(["bash", "-c", script], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={"PATH": "%s:/usr/bin:/bin" % fake, "SLURM_NNODES": "1", "SLURM_NODEID": "0",
                                  "MASTER_ADDR": "gpu1", "TP": "1", "SLURM_JOB_ID": job, "SLURM_STEP_ID": "0"})
     try:
-        for _attempt in range(100):
-            if (tmp_path / "started").exists():
-                break
-            time.sleep(0.1)
+        wait_for(tmp_path / "started")
         step_id = "%s.0.0.%d" % (job, step.pid)
         assert len(marked(step_id)) >= 4, "the step's processes do not carry its mark"
         # Slurm signals every process of the step: the script and the engine's client
@@ -221,37 +224,22 @@ def test_a_signalled_run_step_stops_every_process_of_its_container(tmp_path, ign
     # about a container that matters here (the kernel gives PID 1 no signal it has no handler for), and passes
     # TERM on to it as podman run and docker run do (--sig-proxy). The step script and its program are the
     # rendered ones. Before, PID 1 ignored the TERM and the container outlived the step.
-    work = tmp_path / "Megatron-LM"
-    (work / "examples" / "llama").mkdir(parents=True)
-    (work / "examples" / "llama" / "train_llama2.sh").write_text(TRAIN_SCRIPT)
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    (fake / "docker").write_text(
+    script, fake = stage_step(
+        tmp_path,
         '#!/bin/bash\nkeep=("PATH=$PATH")\nwhile [ $# -gt 0 ]; do\n'
         '  if [ "$1" = -e ]; then keep+=("$2=${!2}"); shift 2; continue; fi\n'
         '  if [ "$1" = bash ] && [ "$2" = -c ]; then\n'
         '    unshare --pid --fork --mount-proc env -i "${keep[@]}" bash -c "$3" & ns=$!\n'
         '    trap \'kill -TERM $(cat /proc/$ns/task/$ns/children)\' TERM\n'
-        '    while kill -0 $ns 2>/dev/null; do wait $ns; rc=$?; done; exit $rc\n  fi\n  shift\ndone\nexit 99\n')
-    (fake / "torchrun").write_text("#!/bin/bash\n%ssleep 301.5 &\nsleep 301.5 &\ntouch %s/started\nwait\n"
-                                   % ("trap '' TERM\n" if ignores_term else "", tmp_path))
-    for tool in ("docker", "torchrun"):
-        (fake / tool).chmod(0o755)
-    tmpl = role_render.templar("training_jobs", ("defaults/main.yml", "vars/main.yml"), {
-        "ansible_managed": "test", "inventory_hostname": "gpu1", "ansible_facts": {"default_ipv4": {"interface": "eno1"}},
-        "__training_jobs_nccl_names": [], "rdma_nccl_hcas": [], "megatron_job_spec": SPEC,
-        "training_jobs_nccl_env_file": str(tmp_path / "none"), "training_jobs_megatron_workdir": str(work),
-        "training_jobs_megatron_stop_grace": 2, "training_jobs_megatron_launch": "run"})
-    script = role_render.render_template(tmpl, "training_jobs", "megatron.step.sh.j2")
+        '    while kill -0 $ns 2>/dev/null; do wait $ns; rc=$?; done; exit $rc\n  fi\n  shift\ndone\nexit 99\n',
+        "#!/bin/bash\n%ssleep 301.5 &\nsleep 301.5 &\ntouch %s/started\nwait\n" % ("trap '' TERM\n" if ignores_term else "", tmp_path),
+        training_jobs_megatron_stop_grace=2, training_jobs_megatron_launch="run")
     assert "\nexec docker run --rm " in script
     step = subprocess.Popen(["bash", "-c", script], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={"PATH": "%s:/usr/bin:/bin:/usr/sbin:/sbin" % fake, "SLURM_NNODES": "1", "SLURM_NODEID": "0",
                                  "MASTER_ADDR": "gpu1", "TP": "1"})
     try:
-        for _attempt in range(100):
-            if (tmp_path / "started").exists():
-                break
-            time.sleep(0.1)
+        wait_for(tmp_path / "started")
         assert (tmp_path / "started").exists(), "the stand-in torchrun never ran"
         os.kill(step.pid, signal.SIGTERM)
         out, err = step.communicate(timeout=20)
