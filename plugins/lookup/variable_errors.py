@@ -22,12 +22,20 @@ description:
     spec's reason. Ansible checks a role's options only when the role starts, after the stages before it
     changed the hosts; C(site.yml)'s preflight play asks this lookup first.
   - A value that cannot be templated yet (it names a variable set later in the run) has its name checked only.
-  - The argument specs are read from the collection's own C(roles) folder.
+  - With O(playbook), the run of one of the collection's day-2 playbooks, the variables with that playbook's prefix
+    (such as C(maintenance_) for C(rolling_maintenance)) are checked against its options in the same way.
+  - The argument specs are read from the collection's own C(roles) folder, the day-2 playbooks' options from
+    C(playbooks/meta/argument_specs.yml).
 options:
   hosts:
     description: The hosts whose variables are read (default the play's hosts, C(ansible_play_hosts_all)).
     type: list
     elements: str
+  playbook:
+    description:
+      - The day-2 playbook of the collection whose run this is, by its file name without C(.yml).
+    type: str
+    choices: [munge_key_rotate, plan, rolling_maintenance, smoke_job, torchrun_noslurm]
 """
 
 EXAMPLES = r"""
@@ -37,6 +45,14 @@ EXAMPLES = r"""
     fail_msg: "{{ __errors | join(' ') }}"
   vars:
     __errors: "{{ lookup('gpucluster.training.variable_errors') }}"
+  run_once: true
+
+- name: The maintenance options and the roles' variables are known, with valid values
+  ansible.builtin.assert:
+    that: __errors | length == 0
+    fail_msg: "{{ __errors | join(' ') }}"
+  vars:
+    __errors: "{{ lookup('gpucluster.training.variable_errors', playbook='rolling_maintenance') }}"
   run_once: true
 """
 
@@ -55,7 +71,9 @@ from ansible.plugins.lookup import LookupBase
 from ansible_collections.gpucluster.training.plugins.plugin_utils._role_options import (
     RoleOptionsError, argument_specs_options, collection_variables, variable_errors)
 
-ROLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+ROLES = os.path.join(ROOT, "roles")
+PLAYBOOK_SPECS = os.path.join(ROOT, "playbooks", "meta", "argument_specs.yml")
 
 
 def collection_specs(roles_dir=ROLES):
@@ -69,16 +87,27 @@ def collection_specs(roles_dir=ROLES):
     return specs
 
 
+def playbook_options(playbook, path=PLAYBOOK_SPECS):
+    """``{option: spec}`` of a day-2 playbook (its entry point in playbooks/meta/argument_specs.yml)."""
+    with open(path, encoding="utf-8") as handle:
+        points = argument_specs_options("playbooks", handle.read())
+    if playbook not in points:
+        raise RoleOptionsError("playbooks/meta/argument_specs.yml has no entry point %s" % playbook)
+    return points[playbook]
+
+
 class LookupModule(LookupBase):
 
     def run(self, terms, variables=None, **kwargs):
         self.set_options(var_options=variables, direct=kwargs)
         variables = variables or {}
         hosts = self.get_option("hosts")
+        playbook = self.get_option("playbook")
         if hosts is None:
             hosts = variables.get("ansible_play_hosts_all") or []
         try:
             specs = collection_specs()
+            options = playbook_options(playbook) if playbook else None
         except (OSError, RoleOptionsError) as exc:
             raise AnsibleError("variable_errors: %s" % exc) from exc
         hostvars = variables.get("hostvars") or {}
@@ -88,7 +117,7 @@ class LookupModule(LookupBase):
                 continue
             their = hostvars[host]
             values, untemplated = {}, []
-            for name in collection_variables(list(their), specs):
+            for name in collection_variables(list(their), specs, playbook):
                 try:
                     values[name] = their[name]
                 except AnsibleError:
@@ -96,4 +125,4 @@ class LookupModule(LookupBase):
             if untemplated:
                 values["__untemplated__"] = untemplated
             values_by_host[host] = values
-        return [variable_errors(values_by_host, specs)]
+        return [variable_errors(values_by_host, specs, playbook, options)]

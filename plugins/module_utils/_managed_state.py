@@ -47,12 +47,17 @@ from ansible_collections.gpucluster.training.plugins.module_utils._file_attribut
 RUNNING_STATES = ("active", "activating", "reloading")
 # how a service's drift says it was not running (service_drift writes it, service_down reads it)
 NOT_STARTED = ", expected started"
+# how a service's drift says it runs with a file older than the one on disk (service_stale reads it)
+NOT_RESTARTED = ", expected restarted"
+# a file written less than this many seconds after the service started is not counted against it: the
+# start time is the monotonic one systemd keeps, turned into wall-clock time with the clocks read now
+STALE_SLACK = 2.0
 # UnitFileState values for which `systemctl is-enabled` exits 0 (enabled: nothing to do)
 ENABLED_STATES = ("enabled", "enabled-runtime", "static", "alias", "indirect", "generated", "linked", "linked-runtime")
 BOOL_TRUE = ("y", "yes", "on", "1", "true", "t")
 BOOL_FALSE = ("n", "no", "off", "0", "false", "f")
 
-SYSTEMCTL_PROPERTIES = "Id,LoadState,ActiveState,UnitFileState"
+SYSTEMCTL_PROPERTIES = "Id,LoadState,ActiveState,UnitFileState,ActiveEnterTimestampMonotonic"
 DPKG_FORMAT = "${db:Status-Abbrev}\\t${Package}\\t${Version}\\n"
 RPM_FORMAT = "%{NAME}\\t%{VERSION}-%{RELEASE}\\n"
 
@@ -301,8 +306,25 @@ def package_drift(item, seen):
     return drift
 
 
-def service_drift(item, seen):
-    """A service against its systemctl show block: {LoadState, ActiveState, UnitFileState}."""
+def service_started_at(seen, now_wall, now_monotonic):
+    """The wall-clock time (seconds since the epoch) at which a unit last became active, from its systemctl show
+    block's ActiveEnterTimestampMonotonic (microseconds of CLOCK_MONOTONIC) and the two clocks read now; None when
+    systemd has no such time (never active, or an older systemd that does not show it)."""
+    try:
+        micros = int(seen.get("ActiveEnterTimestampMonotonic") or 0)
+    except ValueError:
+        raise ManagedStateError("systemctl show: ActiveEnterTimestampMonotonic=%r is not a number"
+                                % seen.get("ActiveEnterTimestampMonotonic")) from None
+    if micros <= 0:
+        return None
+    return now_wall - (now_monotonic - micros / 1e6)
+
+
+def service_drift(item, seen, mtimes=None, clocks=None):
+    """A service against its systemctl show block: {LoadState, ActiveState, UnitFileState,
+    ActiveEnterTimestampMonotonic}. For an item with ``restart_after`` (paths), ``mtimes`` is {path: mtime, or None
+    for a missing file} and ``clocks`` (wall, monotonic) the two clocks read when systemctl was: a running service
+    that became active before one of those files was last written runs with what the file held before."""
     name = item["name"]
     if seen.get("LoadState") == "not-found":
         return ["service %s: no such unit" % name]
@@ -310,6 +332,12 @@ def service_drift(item, seen):
     active = seen.get("ActiveState", "")
     if item.get("started") is True and active not in RUNNING_STATES:
         drift.append("service %s: %s%s" % (name, active, NOT_STARTED))
+    if item.get("restart_after") and active in RUNNING_STATES and clocks is not None:
+        started = service_started_at(seen, *clocks)
+        newer = [path for path in item["restart_after"]
+                 if started is not None and (mtimes or {}).get(path) is not None and mtimes[path] > started + STALE_SLACK]
+        if newer:
+            drift.append("service %s: running since before %s changed%s" % (name, ", ".join(newer), NOT_RESTARTED))
     if item.get("started") is False and active in RUNNING_STATES:
         drift.append("service %s: %s, expected stopped" % (name, active))
     enabled = seen.get("UnitFileState", "")
@@ -516,6 +544,17 @@ def service_down(state, name):
         return False
     return any(record.get("kind") == "services" and record.get("name") == name
                and (record.get("missing") or any(line.endswith(NOT_STARTED) for line in record.get("drift", [])))
+               for record in state["drift_items"])
+
+
+def service_stale(state, name):
+    """Whether a managed_state result says the service name runs since before a file of its ``restart_after``
+    changed (a restart that did not happen: a run stopped between writing the file and the restart, or a file
+    written by hand). False when the result holds no check."""
+    if not isinstance(state, dict) or not isinstance(state.get("drift_items"), list):
+        return False
+    return any(record.get("kind") == "services" and record.get("name") == name
+               and any(line.endswith(NOT_RESTARTED) for line in record.get("drift", []))
                for record in state["drift_items"])
 
 

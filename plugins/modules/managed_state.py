@@ -209,6 +209,16 @@ options:
       enabled:
         description: V(true) - enabled at boot; V(false) - not enabled; omitted - not compared.
         type: bool
+      restart_after:
+        description:
+          - Files the service reads when it starts. A running service that became active before one of them was
+            last written (more than 2 s after, by the files' modification times and the start time systemd
+            keeps) runs with what the file held before - a restart that did not happen, after a run stopped between
+            writing the file and the restart, or a file written by hand - and is drift ending in C(expected
+            restarted). A missing file is not compared.
+        type: list
+        elements: path
+        default: []
   mysql_databases:
     description:
       - MariaDB or MySQL databases that must exist (M(community.mysql.mysql_db) with C(state=present)), read with one
@@ -426,6 +436,7 @@ import grp
 import os
 import pwd
 import stat
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -558,12 +569,22 @@ def check_services(module, items):
     rc, out, err = module.run_command([systemctl, "show", "-p", SYSTEMCTL_PROPERTIES, "--"] + units, environ_update=LANG_C)
     if rc != 0:
         raise ManagedStateError("systemctl show failed (rc %d): %s" % (rc, err.strip()))
+    clocks = (time.time(), time.monotonic())
     shown = parse_systemctl_show(out, units)
     records = []
     for item in items:
         block = shown[item["name"]]
-        records.extend(record("services", item, service_drift(item, block), block.get("LoadState") == "not-found"))
+        mtimes = {path: mtime_of(path) for path in item.get("restart_after") or []}
+        records.extend(record("services", item, service_drift(item, block, mtimes, clocks), block.get("LoadState") == "not-found"))
     return records
+
+
+def mtime_of(path):
+    """A file's modification time, None when it does not exist."""
+    try:
+        return os.stat(path).st_mtime
+    except FileNotFoundError:
+        return None
 
 
 NO_CLIENT = "no mariadb or mysql client"
@@ -702,6 +723,7 @@ def main():
                 name=dict(type="str", required=True),
                 started=dict(type="bool"),
                 enabled=dict(type="bool"),
+                restart_after=dict(type="list", elements="path", default=[]),
             ),
             mysql_databases=list_of(
                 name=dict(type="str", required=True),

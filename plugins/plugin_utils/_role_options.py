@@ -41,6 +41,16 @@ ROLE_OUTPUTS = frozenset({
     "rdma_nccl_hcas", "rdma_nccl_reasons", "rdma_peer_memory_found", "rocm_reboot_required",
     "training_jobs_megatron_plan", "training_jobs_smoke_result", "validate_report"})
 
+# The day-2 playbooks' own variables start with these (their options: playbooks/meta/argument_specs.yml, one entry
+# point per playbook). A playbook's prefix is the collection's only in that playbook's run: an inventory may keep
+# maintenance_serial in its group_vars, which site.yml does not read.
+PLAYBOOK_PREFIXES = {
+    "munge_key_rotate": "munge_key_rotate_", "plan": "plan_", "rolling_maintenance": "maintenance_",
+    "smoke_job": "smoke_job_", "torchrun_noslurm": "torchrun_noslurm_"}
+
+# Facts a day-2 playbook sets for its own later plays.
+PLAYBOOK_OUTPUTS = frozenset({"torchrun_noslurm_result"})
+
 
 class RoleOptionsError(ValueError):
     """An argument spec file that is not one."""
@@ -64,18 +74,22 @@ def argument_specs_options(role, text):
     return out
 
 
-def _prefixes(specs):
-    return tuple(sorted(["%s_" % role for role in specs] + ["site_"]))
+def _prefixes(specs, playbook=None):
+    return tuple(sorted(["%s_" % role for role in specs] + ["site_"] + ([PLAYBOOK_PREFIXES[playbook]] if playbook else [])))
 
 
-def collection_variables(names, specs):
-    """The names among ``names`` that are the collection's (a role's name and ``_``, or ``site_``)."""
-    prefixes = _prefixes(specs)
+def collection_variables(names, specs, playbook=None):
+    """The names among ``names`` that are the collection's (a role's name and ``_``, or ``site_``; in a run of the
+    day-2 playbook ``playbook``, its prefix too)."""
+    if playbook is not None and playbook not in PLAYBOOK_PREFIXES:
+        raise RoleOptionsError("%s is not a day-2 playbook of the collection (one of %s)" % (
+            playbook, ", ".join(sorted(PLAYBOOK_PREFIXES))))
+    prefixes = _prefixes(specs, playbook)
     return sorted(name for name in names if isinstance(name, str) and name.startswith(prefixes))
 
 
-def _known(specs):
-    known = set(SITE_VARIABLES) | set(ROLE_OUTPUTS)
+def _known(specs, playbook_options):
+    known = set(SITE_VARIABLES) | set(ROLE_OUTPUTS) | set(PLAYBOOK_OUTPUTS) | set(playbook_options)
     for points in specs.values():
         for options in points.values():
             known.update(options)
@@ -90,20 +104,22 @@ def _value_spec(spec):
     return out
 
 
-def variable_errors(values_by_host, specs):
+def variable_errors(values_by_host, specs, playbook=None, playbook_options=None):
     """What is wrong with the collection's variables of each host: ``values_by_host`` is ``{host:
     {name: value}}`` (the collection's names, see ``collection_variables``), the names whose values could
     not be templated yet listed under the key ``__untemplated__`` (their names are checked, not their
-    values).
+    values). In a run of the day-2 playbook ``playbook``, ``playbook_options`` are its options (its entry point
+    in playbooks/meta/argument_specs.yml).
 
     Returns a list of messages, one per misspelt name (with the hosts that have it) and one per refused
     value (host, name, the argument spec's reason)."""
-    known = _known(specs)
-    options = {}
+    playbook_options = playbook_options or {}
+    known = _known(specs, playbook_options)
+    options = {name: ("playbook %s" % playbook, spec) for name, spec in playbook_options.items()}
     for role in sorted(specs):
         for point in sorted(specs[role], key=lambda p: p != "main"):
             for name, spec in specs[role][point].items():
-                options.setdefault(name, (role, spec))
+                options.setdefault(name, ("role %s" % role, spec))
     unknown = {}
     refused = {}
     texts = {}
@@ -116,27 +132,27 @@ def variable_errors(values_by_host, specs):
         for name in sorted(values):
             if name not in options or not isinstance(options[name][1], dict):
                 continue
-            role, spec = options[name]
-            if spec.get("type") == "bool" and isinstance(values[name], str):
+            owner, spec = options[name]
+            if spec.get("type") == "bool" and isinstance(values[name], str) and owner.startswith("role "):
                 # The spec takes "false", but Ansible does not convert the variable: in the roles' expressions any
                 # non-empty text is true (-e name=false on the command line gives text).
-                texts.setdefault((name, role, values[name]), []).append(host)
+                texts.setdefault((name, owner, values[name]), []).append(host)
                 continue
             result = ArgumentSpecValidator({name: _value_spec(spec)}).validate({name: values[name]})
             for message in result.error_messages:
                 if spec.get("no_log"):
                     # the validator's reasons quote the value
                     message = "not a valid %s (the value is a secret: not shown)" % spec.get("type", "value")
-                refused.setdefault((name, role, message), []).append(host)
+                refused.setdefault((name, owner, message), []).append(host)
     out = []
     for name in sorted(unknown):
         near = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
         out.append("%s (set on %s) is not a variable of gpucluster.training: Ansible would ignore it.%s" % (
             name, ", ".join(unknown[name]), " Did you mean %s?" % near[0] if near else ""))
-    for (name, role, message), hosts in sorted(refused.items()):
-        out.append("%s (set on %s) is refused by role %s's argument spec: %s." % (name, ", ".join(hosts), role, message))
-    for (name, role, text), hosts in sorted(texts.items()):
-        out.append("%s (set on %s) is the text %r, not a boolean: Ansible does not convert it, and in role %s's expressions "
+    for (name, owner, message), hosts in sorted(refused.items()):
+        out.append("%s (set on %s) is refused by %s's argument spec: %s." % (name, ", ".join(hosts), owner, message))
+    for (name, owner, text), hosts in sorted(texts.items()):
+        out.append("%s (set on %s) is the text %r, not a boolean: Ansible does not convert it, and in %s's expressions "
                    "any non-empty text is true. Give it in YAML (%s: false) or as JSON (-e '{\"%s\": false}')." % (
-                       name, ", ".join(hosts), text, role, name, name))
+                       name, ", ".join(hosts), text, owner, name, name))
     return out

@@ -18,7 +18,7 @@ from ansible_collections.gpucluster.training.plugins.module_utils._file_attribut
 from ansible_collections.gpucluster.training.plugins.module_utils._managed_state import (
     ManagedStateError, block_drift, command_drift, drift_record, file_drift, file_item_options, found_groups, group_drift,
     line_drift, mysql_database_drift, mysql_native_hash, mysql_user_drift, package_drift, parse_dpkg_query, parse_priv,
-    parse_rpm_query, parse_show_grants, parse_systemctl_show, service_drift, state_drifted, sysctl_drift, sysctl_proc_path,
+    parse_rpm_query, parse_show_grants, parse_systemctl_show, service_drift, service_started_at, state_drifted, sysctl_drift, sysctl_proc_path,
     user_drift)
 
 # LANG=C systemctl show -p Id,LoadState,ActiveState,UnitFileState -- chrony munge nosuch.service (bench-gpu1)
@@ -37,6 +37,19 @@ LoadState=not-found
 ActiveState=inactive
 UnitFileState=
 """
+# LANG=C systemctl show -p Id,LoadState,ActiveState,UnitFileState,ActiveEnterTimestampMonotonic -- munge on a compute
+# container of molecule/cluster (Debian 12, systemd 252.39-1~deb12u2) after the converge wrote the cluster's key and
+# started munge; then, in the same shell, python3 -c 'print(time.time(), time.monotonic())', stat -c %.9Y of the key,
+# and systemctl show -p ActiveEnterTimestamp --timestamp=unix munge (systemd's own wall-clock start: @1796690388).
+SYSTEMCTL_STARTED = """Id=munge.service
+LoadState=loaded
+ActiveState=active
+UnitFileState=enabled
+ActiveEnterTimestampMonotonic=817749029
+"""
+CAPTURE_CLOCKS = (1796690429.8280416, 859.459981775)
+CAPTURE_KEY_MTIME = 1796690384.839661836
+CAPTURE_STARTED = 1796690388.117089   # from the two clocks; systemd's own second: 1796690388
 # LANG=C dpkg-query -W -f='${db:Status-Abbrev}\t${Package}\t${Version}\n' -- numactl pciutils procps chrony slurmd nosuchpkg
 # (stdout; stderr said "dpkg-query: no packages found matching slurmd" and "... nosuchpkg", rc 1)
 DPKG = "ii \tchrony\t4.6.1-3+deb13u2\nii \tnumactl\t2.0.19-1\nii \tpciutils\t1:3.13.0-2\nii \tprocps\t2:4.0.4-9\n"
@@ -308,3 +321,35 @@ def test_one_file_item_spec_then_each_module_s_own_keys():
     # each call makes its own dicts: one module's spec cannot change the other's
     check["path"]["required"] = False
     assert write["path"]["required"] is True
+
+
+# A munge that runs with the key it read when it started, and one whose key file was written after it started (a run
+# that stopped between writing the key and restarting munge). The times are those of the capture below; the drift is
+# decided by the key file's modification time against the start systemd keeps (monotonic), read with both clocks.
+def _munge(mtime, clocks=CAPTURE_CLOCKS, seen=None):
+    item = {"name": "munge", "started": True, "enabled": True, "restart_after": ["/etc/munge/munge.key"]}
+    return service_drift(item, seen or parse_systemctl_show(SYSTEMCTL_STARTED, ["munge"])["munge"],
+                         {"/etc/munge/munge.key": mtime}, clocks)
+
+
+def test_the_start_time_is_systemds_monotonic_one_in_wall_clock_time():
+    seen = parse_systemctl_show(SYSTEMCTL_STARTED, ["munge"])["munge"]
+    assert service_started_at(seen, *CAPTURE_CLOCKS) == pytest.approx(CAPTURE_STARTED, abs=1e-3)
+    assert service_started_at({"ActiveEnterTimestampMonotonic": "0"}, *CAPTURE_CLOCKS) is None
+    assert service_started_at({}, *CAPTURE_CLOCKS) is None
+    with pytest.raises(ManagedStateError, match="ActiveEnterTimestampMonotonic='soon' is not a number"):
+        service_started_at({"ActiveEnterTimestampMonotonic": "soon"}, *CAPTURE_CLOCKS)
+
+
+def test_a_service_started_before_its_file_was_written_runs_with_the_old_one():
+    assert _munge(CAPTURE_KEY_MTIME) == []                       # the capture: key written, then munge started
+    assert _munge(CAPTURE_STARTED + 60) == [
+        "service munge: running since before /etc/munge/munge.key changed, expected restarted"]
+    assert _munge(CAPTURE_STARTED + 1.5) == []                   # inside the slack of the two clocks' reading
+    assert _munge(None) == []                                    # no key file: nothing to compare
+    assert _munge(CAPTURE_STARTED + 60, clocks=None) == []       # no clocks read: not compared
+
+
+def test_a_stopped_service_is_not_started_and_not_also_stale():
+    stopped = {"LoadState": "loaded", "ActiveState": "inactive", "UnitFileState": "enabled", "ActiveEnterTimestampMonotonic": "0"}
+    assert _munge(CAPTURE_STARTED + 60, seen=stopped) == ["service munge: inactive, expected started"]

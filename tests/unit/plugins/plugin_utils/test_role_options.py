@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ansible_collections.gpucluster.training.plugins.lookup import variable_errors as variable_errors_lookup
 from ansible_collections.gpucluster.training.plugins.lookup.variable_errors import collection_specs
 from ansible_collections.gpucluster.training.plugins.plugin_utils._role_options import (
-    ROLE_OUTPUTS, SITE_VARIABLES, RoleOptionsError, argument_specs_options, collection_variables, variable_errors)
+    PLAYBOOK_OUTPUTS, PLAYBOOK_PREFIXES, ROLE_OUTPUTS, SITE_VARIABLES, RoleOptionsError, argument_specs_options,
+    collection_variables, variable_errors)
 
 ROOT = Path(__file__).resolve().parents[4]
 SPECS = collection_specs(str(ROOT / "roles"))
@@ -129,3 +131,50 @@ def test_the_site_variables_are_the_ones_site_yml_reads():
     text = (ROOT / "playbooks" / "site.yml").read_text()
     assert set(re.findall(r"\b(site_[a-z_]+)\b", text)) - {"site_known_stages", "site_unreachable", "site_variable_errors"} \
         == SITE_VARIABLES
+
+
+PLAYBOOK_POINTS = argument_specs_options("playbooks", (ROOT / "playbooks" / "meta" / "argument_specs.yml").read_text())
+
+
+def test_each_day2_playbook_has_options_with_its_prefix_and_the_lookup_names_them():
+    assert set(PLAYBOOK_POINTS) == set(PLAYBOOK_PREFIXES)
+    for playbook, options in PLAYBOOK_POINTS.items():
+        assert (ROOT / "playbooks" / ("%s.yml" % playbook)).is_file()
+        assert all(name.startswith(PLAYBOOK_PREFIXES[playbook]) for name in options), playbook
+    choices = yaml.safe_load(variable_errors_lookup.DOCUMENTATION)["options"]["playbook"]["choices"]
+    assert sorted(choices) == sorted(PLAYBOOK_PREFIXES)
+
+
+@pytest.mark.parametrize("playbook", sorted(PLAYBOOK_PREFIXES))
+def test_a_day2_playbooks_options_are_the_names_it_reads_with_its_prefix(playbook):
+    text = (ROOT / "playbooks" / ("%s.yml" % playbook)).read_text()
+    read = set(re.findall(r"(?<![\w])(%s[a-z_]+)\b" % re.escape(PLAYBOOK_PREFIXES[playbook]), text))
+    assert read - PLAYBOOK_OUTPUTS == set(PLAYBOOK_POINTS[playbook]), playbook
+    # and it asks the lookup for its own checks
+    assert "variable_errors', playbook='%s'" % playbook in text
+
+
+def test_a_playbooks_prefix_is_read_only_in_its_own_run():
+    names = ["maintenance_serial", "plan_search", "slurm_common_cluster_name"]
+    assert collection_variables(names, SPECS) == ["slurm_common_cluster_name"]
+    assert collection_variables(names, SPECS, "rolling_maintenance") == ["maintenance_serial", "slurm_common_cluster_name"]
+    with pytest.raises(RoleOptionsError, match="site is not a day-2 playbook"):
+        collection_variables(names, SPECS, "site")
+
+
+def test_a_day2_option_misspelt_or_refused_is_named_with_its_playbook():
+    options = PLAYBOOK_POINTS["rolling_maintenance"]
+    errors = variable_errors({"gpu1": {"maintenance_rebot": "never", "maintenance_wait_timeout": "soon",
+                                       "maintenance_serial": "25%"}}, SPECS, "rolling_maintenance", options)
+    assert errors == [
+        "maintenance_rebot (set on gpu1) is not a variable of gpucluster.training: Ansible would ignore it. "
+        "Did you mean maintenance_reboot?",
+        "maintenance_wait_timeout (set on gpu1) is refused by playbook rolling_maintenance's argument spec: "
+        "argument 'maintenance_wait_timeout' is of type str and we were unable to convert to int: "
+        "\"'soon'\" cannot be converted to an int."]
+
+
+def test_a_day2_boolean_given_as_text_passes_the_playbook_reads_it_with_bool():
+    options = PLAYBOOK_POINTS["munge_key_rotate"]
+    assert variable_errors({"h": {"munge_key_rotate_partial": "true"}}, SPECS, "munge_key_rotate", options) == []
+    assert "munge_key_rotate_partial | default(false) | bool" in (ROOT / "playbooks" / "munge_key_rotate.yml").read_text()
