@@ -13,10 +13,10 @@ from ansible_collections.gpucluster.training.plugins.module_utils._validate_judg
 )
 
 
-def validate_judge(results, hardware, policy=None, nodes=None, run=None, slurm_nodes=None):
+def validate_judge(results, hardware, policy=None, nodes=None, run=None, slurm_nodes=None, left_out=None):
     """Parsed results + hardware per node + policy -> verdicts, drain reasons and a Markdown report."""
     try:
-        return judge_run(results, hardware, policy=policy, nodes=nodes, run=run, slurm_nodes=slurm_nodes)
+        return judge_run(results, hardware, policy=policy, nodes=nodes, run=run, slurm_nodes=slurm_nodes, left_out=left_out)
     except ValidateJudgeError as exc:
         raise AnsibleFilterError("validate_judge: %s" % exc) from exc
 

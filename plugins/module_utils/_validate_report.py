@@ -87,7 +87,7 @@ def _resume(host, reason, checks):
                    % (" or ".join("%s %s" % w for w in wanted), host))
 
 
-def judge_run(results, hardware, policy=None, nodes=None, run=None, slurm_nodes=None):
+def judge_run(results, hardware, policy=None, nodes=None, run=None, slurm_nodes=None, left_out=None):
     """Judge every result of a run.
 
     ``results``: ``[{node, test, result, port?, peer?, origin?, source?, hardware?}]`` where
@@ -100,7 +100,9 @@ def judge_run(results, hardware, policy=None, nodes=None, run=None, slurm_nodes=
     Markdown), e.g. ``{mode: supplied, slurm: true}``. ``slurm_nodes``: ``{node: [state, reason]}`` as
     Slurm lists them (short or inventory names); a node this collection drained (its reason starts
     with DRAIN_PREFIX; ``parse_drain_reason`` reads it) gets ``resume[host].resume`` true only where
-    this run passed what it was drained for (``note`` says why or why not).
+    this run passed what it was drained for (``note`` says why or why not). ``left_out``: ``{host: why}``, the
+    nodes of the cluster that this run did not judge (unreachable, failed before validation, or not in the run's
+    ``--limit``): they are listed, and the run's verdict is ``incomplete`` unless something failed.
 
     Returns ``{verdict (pass, fail, or incomplete where a test never started), checks, nodes: {host:
     {verdict, failed, not_run, undetermined, drain, reason, limits}}, cluster: {verdict, failed},
@@ -111,6 +113,9 @@ def judge_run(results, hardware, policy=None, nodes=None, run=None, slurm_nodes=
         raise ValidateJudgeError("slurm_nodes must be a dict {node: [state, reason]}, got %s" % kind(slurm_nodes))
     if run is not None and not isinstance(run, dict):
         raise ValidateJudgeError("run must be a dict, got %s" % kind(run))
+    if left_out is not None and not isinstance(left_out, dict):
+        raise ValidateJudgeError("left_out must be a dict {host: why}, got %s" % kind(left_out))
+    left_out = dict((str(h), str(why)) for h, why in (left_out or {}).items())
     if not isinstance(results, (list, tuple)):
         raise ValidateJudgeError("results must be a list, got %s" % kind(results))
     if not isinstance(hardware, dict):
@@ -210,10 +215,12 @@ def judge_run(results, hardware, policy=None, nodes=None, run=None, slurm_nodes=
     counts = {"pass": 0, "fail": 0, "skip": 0}
     for check in checks:
         counts[check["status"]] += 1
-    # A run some of whose tests never started is incomplete, not a pass (nobody is drained for it).
+    # A run some of whose tests never started, or that left nodes of the cluster out, is incomplete, not a pass
+    # (nobody is drained for it).
     not_started = [c for c in checks if c.get("not_run")]
     report = {
-        "verdict": "fail" if counts["fail"] else ("incomplete" if not_started else "pass"),
+        "verdict": "fail" if counts["fail"] else ("incomplete" if not_started or left_out else "pass"),
+        "left_out": left_out,
         "counts": counts,
         "checks": checks,
         "nodes": per_node,
@@ -275,6 +282,8 @@ def report_markdown(report, title="gpucluster validate", plot_file="report.png")
         out.append("| %s | %s | %s | %s | %s |" % (
             host, entry.get("verdict"), "yes" if entry.get("drain") else "no", ", ".join(parts) or "-",
             reason.replace("|", "/")))
+    for host, why in sorted((report.get("left_out") or {}).items()):
+        out.append("| %s | not judged | - | - | %s |" % (host, why.replace("|", "/")))
     cluster = report.get("cluster") or {}
     out.append("")
     out.append("Cluster-wide (multi-node) verdict: %s" % cluster.get("verdict", "none"))

@@ -20,13 +20,14 @@ CRASH = FIXTURES / "rccl_all_reduce_perf_1node_2x7900XTX_crash_rccl876.txt"
 H100 = {"vendor": "nvidia", "count": 8, "model": "NVIDIA H100 80GB HBM3", "slurm_type": "h100"}
 
 
-def _run(run_playbook, tmp_path, srun_body, tests=("all_reduce_single",)):
+def _run(run_playbook, tmp_path, srun_body, tests=("all_reduce_single",), args=()):
     fake = tmp_path / "bin"
     fake.mkdir()
     (fake / "srun").write_text("#!/bin/sh\n" + srun_body)
     (fake / "srun").chmod(0o755 | stat.S_IEXEC)
     result = run_playbook("tests/harness/playbooks/validate_measured.yml", "-i", "tests/harness/inventories/slurm-render/hosts.yml",
-                          "-e", json.dumps({"fake_bin": str(fake), "install_dir": str(tmp_path), "tests": list(tests), "gpus": H100}))
+                          "-e", json.dumps({"fake_bin": str(fake), "install_dir": str(tmp_path), "tests": list(tests), "gpus": H100}),
+                          *args)
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     report = json.loads(re.search(r'"REPORT (\{.*\})"', out).group(1).encode().decode("unicode_escape"))
@@ -64,3 +65,13 @@ def test_a_finished_run_without_nccl_info_is_judged_without_a_network_check(run_
         assert single["complete"]["status"] == "pass", out
         assert single["busbw"]["measured"] is not None, out
         assert not _checks(report, node, "nccl_log"), out
+
+
+def test_a_run_that_left_a_node_out_is_incomplete_not_a_pass(run_playbook, tmp_path):
+    # --limit gpu1: gpu1 passes, gpu2 was never judged; the cluster's verdict must not read "pass"
+    report, out = _run(run_playbook, tmp_path, "cat %s\n" % H100_1NODE, args=("--limit", "gpu1"))
+    assert report["nodes"]["gpu1"]["verdict"] == "pass", out
+    assert "gpu2" not in report["nodes"], out
+    assert report["left_out"] == {"gpu2": "not in this run (--limit)"}, out
+    assert report["verdict"] == "incomplete", out
+    assert "| gpu2 | not judged | - | - | not in this run (--limit) |" in report["markdown"], out

@@ -90,3 +90,20 @@ def test_fails_clearly(tmp_path, report, message):
 def test_report_must_be_a_dict():
     with pytest.raises(ReportFilesError, match="must be a dict"):
         report_files(["x"])
+
+
+def test_a_run_that_left_nodes_out_is_incomplete_unless_something_failed():
+    oci = parse_collective_perf(fixture_text("nccl-tests", "nccl_all_reduce_perf_2node_16xH100_OCI_RoCE_ocitutorials.txt"))
+    run = [{"node": ["gpu1", "gpu2"], "test": "all_reduce_multi", "result": oci,
+            "hardware": {"gpu": "h100", "gpu_count": 8, "ports": 16, "rate_gbps": 200, "link_layer": "Ethernet"}}]
+    partial = judge_run(run, {"gpu1": None, "gpu2": None}, left_out={"gpu3": "unreachable or failed before validation"})
+    assert partial["verdict"] == "incomplete"
+    assert partial["left_out"] == {"gpu3": "unreachable or failed before validation"}
+    assert "| gpu3 | not judged | - | - | unreachable or failed before validation |" in partial["markdown"]
+    assert partial["markdown"].startswith("# gpucluster validate: INCOMPLETE")
+    # a failure still says fail; no node left out: pass
+    halved = [dict(run[0], hardware=dict(run[0]["hardware"], ports=8))]
+    assert judge_run(halved, {"gpu1": None, "gpu2": None}, left_out={"gpu3": "x"})["verdict"] == "fail"
+    assert judge_run(run, {"gpu1": None, "gpu2": None}, left_out={})["verdict"] == "pass"
+    with pytest.raises(ValueError, match=r"left_out must be a dict \{host: why\}, got a list"):
+        judge_run(run, {"gpu1": None, "gpu2": None}, left_out=["gpu3"])
