@@ -1,0 +1,40 @@
+# Copyright: contributors to gpucluster.training
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The GPU roles' reboot step never reboots a node blind: when Slurm cannot say which jobs run on it (slurmctld
+stopped or not answering), the step refuses instead of rebooting at once (before, any failed squeue counted as
+"no jobs": the node rebooted under the jobs slurmstepd still ran). squeue is a test double; check mode, so nothing
+reboots."""
+
+import json
+import stat
+
+import pytest
+
+DOWN = "echo 'slurm_load_jobs error: Unable to contact slurm controller (connect failure)' >&2\nexit 1\n"
+
+
+@pytest.mark.parametrize("squeue, extra, outcome", [
+    ("exit 0\n", {}, "now"),                                                      # idle
+    ("echo 4711\n", {}, "scheduled"),                                             # jobs: Slurm reboots it later
+    ("echo 'squeue: error: Invalid node name specified' >&2\nexit 1\n", {}, "now"),  # not in Slurm
+    (DOWN, {}, "refused"),
+    (DOWN, {"busy": True}, "now"),                                                # the operator asked for it
+], ids=["idle", "busy", "not-in-slurm", "slurm-down", "slurm-down-busy-ok"])
+def test_reboot_step(run_playbook, tmp_path, squeue, extra, outcome):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "squeue").write_text("#!/bin/sh\n" + squeue)
+    (fake / "squeue").chmod(0o755 | stat.S_IEXEC)
+    result = run_playbook("tests/harness/playbooks/gpu_reboot_node.yml", "-i", "tests/harness/inventories/day2/hosts.yml",
+                          "--check", "-e", json.dumps(dict({"fake_bin": str(fake)}, **extra)))
+    out = result.stdout + result.stderr
+    flat = " ".join(out.split())
+    # the reboot module itself refuses to reboot this machine (local connection): that is the step rebooting now
+    rebooted_now = "Running ansible.builtin.reboot with local connection would reboot the control node" in out
+    assert rebooted_now is (outcome == "now"), out
+    assert ("REBOOT SCHEDULED on gpu1 after Slurm jobs 4711 end" in flat) is (outcome == "scheduled"), out
+    refused = ("gpu1 needs a reboot (gpucluster.training.rocm: harness driver update), but Slurm on ctl1 could not say which "
+               "jobs run on it (squeue exited 1: slurm_load_jobs error: Unable to contact slurm controller")
+    assert (refused in flat) is (outcome == "refused"), out
+    assert (result.returncode == 0) is (outcome == "scheduled"), out
