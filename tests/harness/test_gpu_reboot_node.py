@@ -18,14 +18,16 @@ DOWN = "echo 'slurm_load_jobs error: Unable to contact slurm controller (connect
     ("exit 0\n", {}, "now"),                                                      # idle
     ("echo 4711\n", {}, "scheduled"),                                             # jobs: Slurm reboots it later
     ("echo 'squeue: error: Invalid node name specified' >&2\nexit 1\n", {}, "now"),  # not in Slurm
+    (None, {}, "now"),                                                            # no Slurm client (first run)
     (DOWN, {}, "refused"),
     (DOWN, {"busy": True}, "now"),                                                # the operator asked for it
-], ids=["idle", "busy", "not-in-slurm", "slurm-down", "slurm-down-busy-ok"])
+], ids=["idle", "busy", "not-in-slurm", "no-slurm-client", "slurm-down", "slurm-down-busy-ok"])
 def test_reboot_step(run_playbook, tmp_path, squeue, extra, outcome):
     fake = tmp_path / "bin"
     fake.mkdir()
-    (fake / "squeue").write_text("#!/bin/sh\n" + squeue)
-    (fake / "squeue").chmod(0o755 | stat.S_IEXEC)
+    if squeue is not None:
+        (fake / "squeue").write_text("#!/bin/sh\n" + squeue)
+        (fake / "squeue").chmod(0o755 | stat.S_IEXEC)
     result = run_playbook("tests/harness/playbooks/gpu_reboot_node.yml", "-i", "tests/harness/inventories/day2/hosts.yml",
                           "--check", "-e", json.dumps(dict({"fake_bin": str(fake)}, **extra)))
     out = result.stdout + result.stderr
