@@ -76,3 +76,43 @@ def test_a_rotation_with_a_slurm_host_unreachable_stops_before_any_change(run_pl
     assert result.returncode != 0, out
     assert re.search(r"gpu2\s+: ok=\d+\s+changed=0\s+unreachable=1", out), out
     assert "TASK [Install the new key on every node" not in out, out
+
+
+def _doubles(tmp_path, **bodies):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    for name, body in bodies.items():
+        (fake / name).write_text("#!/bin/sh\n" + body)
+        (fake / name).chmod(0o755)
+    return fake
+
+
+def test_rolling_maintenance_check_mode_says_what_it_would_do_and_changes_nothing(run_playbook, tmp_path):
+    # Slurm as test doubles: gpu1 idle, gpu2 drained by an operator; a job runs on gpu1 (a check-mode wait on it would
+    # last maintenance_wait_timeout). scontrol would record any call: there must be none.
+    calls = tmp_path / "scontrol-calls"
+    fake = _doubles(
+        tmp_path,
+        sinfo='case "$*" in *--responding*) echo "$5";; *gpu1*) echo "idle|none";; *) echo "drain|disk repair (ops)";; esac\n',
+        squeue="echo 4711\n",
+        scontrol='echo "$*" >> %s\n' % calls)
+    result = run_playbook("playbooks/rolling_maintenance.yml", "-i", "tests/harness/inventories/day2/hosts.yml", "--check",
+                          "-e", '{"maintenance_reboot": "never", "maintenance_wait_timeout": 7200}',
+                          extra_env={"PATH": "%s:/usr/bin:/bin" % fake})
+    out = result.stdout + result.stderr
+    flat = " ".join(out.split())
+    assert result.returncode == 0, out
+    assert ("gpu1: would drain it (reason: gpucluster maintenance: rolling package upgrade), wait until its jobs end, "
+            "upgrade it and resume it") in flat, out
+    assert "gpu2: would keep its state (drain|disk repair (ops)) and upgrade it" in flat, out
+    assert not calls.exists(), calls.read_text()
+
+
+def test_smoke_job_check_mode_submits_nothing_and_does_not_wait(run_playbook, tmp_path):
+    fake = _doubles(tmp_path, sbatch="echo submitted >&2; exit 1\n", sacct="exit 1\n")
+    result = run_playbook("playbooks/smoke_job.yml", "-i", "tests/harness/inventories/day2/hosts.yml", "--check",
+                          extra_env={"PATH": "%s:/usr/bin:/bin" % fake})
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert "ctl1: would submit the smoke job (sbatch /opt/gpucluster/jobs/smoke.sbatch) and wait for it" in out, out
+    assert re.search(r"ctl1\s+: ok=\d+\s+changed=1\s", out), out
