@@ -25,6 +25,10 @@ CASES = [
                          "when FSDP=1 (and turns sequence parallel off), so the job would silently run TP=1"),
     # a cancelled exec-mode step would be killed by Slurm before it stopped its processes in the container
     ("megatron-stop-grace", "training_jobs_megatron_stop_grace=10 must be at least 1 and below Slurm's KillWait (10 s)"),
+    # a node with fewer GPUs than the controller recorded at the last run: named before its GRES line shrinks and
+    # slurm.conf changes on every node of a cluster in use
+    ("gpu-lost", "gpu1 had 4 GPUs at the last run (recorded on ctl1) and 2 now: drain it (scontrol update nodename=gpu1 "
+                 "state=drain reason=\"GPU lost\") and repair it, or set slurm_common_gpu_count=2 for it to configure it with 2"),
     # a misspelt variable and a value the role's argument spec refuses: named before the first stage, not ignored or
     # found when the training stage starts
     ("variable-typo", "slurm_common_cluster_nmae (set on ctl1, gpu1, gpu2) is not a variable of gpucluster.training: "
