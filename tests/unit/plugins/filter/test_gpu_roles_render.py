@@ -52,6 +52,8 @@ def test_perf_determinism_waits_for_kfd_and_fails_loudly():
     pre = [line for line in unit.splitlines() if line.startswith("ExecStartPre=")]
     assert len(pre) == 1 and "[ ! -e /dev/kfd ]" in pre[0] and "-gt 120" in pre[0] and "exit 1" in pre[0]
     assert "ExecStart=/opt/rocm/bin/rocm-smi --setperfdeterminism 1900" in unit and "TimeoutStartSec=180" in unit
+    # switched off (the unit stopped, then removed), the clocks are given back at once, not at the next boot
+    assert "ExecStop=/opt/rocm/bin/rocm-smi --resetperfdeterminism" in unit
 
 
 def test_every_user_may_open_the_gpu_device_nodes():
