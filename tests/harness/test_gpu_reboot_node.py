@@ -28,6 +28,8 @@ def test_reboot_step(run_playbook, tmp_path, squeue, extra, outcome):
     if squeue is not None:
         (fake / "squeue").write_text("#!/bin/sh\n" + squeue)
         (fake / "squeue").chmod(0o755 | stat.S_IEXEC)
+        (fake / "sinfo").write_text("#!/bin/sh\necho 'mix|none'\n")
+        (fake / "sinfo").chmod(0o755 | stat.S_IEXEC)
     result = run_playbook("tests/harness/playbooks/gpu_reboot_node.yml", "-i", "tests/harness/inventories/day2/hosts.yml",
                           "--check", "-e", json.dumps(dict({"fake_bin": str(fake)}, **extra)))
     out = result.stdout + result.stderr
@@ -40,3 +42,24 @@ def test_reboot_step(run_playbook, tmp_path, squeue, extra, outcome):
                "jobs run on it (squeue exited 1: slurm_load_jobs error: Unable to contact slurm controller")
     assert (refused in flat) is (outcome == "refused"), out
     assert (result.returncode == 0) is (outcome == "scheduled"), out
+
+
+@pytest.mark.parametrize("sinfo, nextstate, reason", [
+    ("echo 'mix|none'\n", "RESUME", "gpucluster.training.rocm: harness driver update"),
+    # an operator's drain comes back after the reboot: DOWN, their reason first (RESUME would put the node back in service)
+    ("echo 'drng|disk repair (ops)'\n", "DOWN", "disk repair (ops) (kept; then gpucluster.training.rocm: harness driver update)"),
+], ids=["in-service", "operator-drained"])
+def test_a_busy_node_is_handed_to_slurm_keeping_an_operators_drain(run_playbook, tmp_path, sinfo, nextstate, reason):
+    # not check mode: scontrol is a test double that records its arguments (the reboot is Slurm's, later)
+    calls = tmp_path / "scontrol-args"
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    for name, body in {"squeue": "echo 4711\n", "sinfo": sinfo,
+                       "scontrol": 'for a in "$@"; do echo "$a"; done > %s\n' % calls}.items():
+        (fake / name).write_text("#!/bin/sh\n" + body)
+        (fake / name).chmod(0o755 | stat.S_IEXEC)
+    result = run_playbook("tests/harness/playbooks/gpu_reboot_node.yml", "-i", "tests/harness/inventories/day2/hosts.yml",
+                          "-e", json.dumps({"fake_bin": str(fake)}))
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert calls.read_text().splitlines() == ["reboot", "ASAP", "nextstate=" + nextstate, "reason=" + reason, "gpu1"], out
